@@ -1,0 +1,176 @@
+//! Boot logs: the facts of each start (bootlog.md §1–2), the failure classifier (§5),
+//! the per-log tripwires T5, T6, T7, T12 and the comparison of starts T4, T11.
+//!
+//! INTERFACE STUB: the signatures below are the contract the rest of the analyzer uses.
+//! The implementation is being written (issue 3); until then every fact is absent.
+
+use crate::engine::Engine;
+use crate::json::Json;
+use crate::verdict::CheckResult;
+
+/// One unparsed line: an anchor was present but the value did not parse.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unparsed {
+    pub field: String,
+    pub lineno: usize,
+    pub line: String,
+}
+
+/// The server's own limit on running requests (checks.md §3.1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunningCap {
+    /// The limit it runs with.
+    pub cap: i64,
+    /// The limit it was started with, when it printed a lower one it settled on.
+    pub requested_running: Option<i64>,
+    /// Why it lowered the limit ("mamba state cache"), when printed.
+    pub reason: Option<String>,
+    /// The engine the cap was read from (vLLM when the log names none).
+    pub engine: Engine,
+    /// True when the cap is vLLM's non-default `max_num_seqs` (no printed limit).
+    pub from_max_num_seqs: bool,
+}
+
+/// Everything a boot log says (bootlog.md §2.9), plus derived facts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BootFacts {
+    pub engine: Option<Engine>,
+    pub vllm_version: Option<String>,
+    pub engine_version: Option<String>,
+    pub server_version: Option<String>,
+    pub non_default_args: Option<Json>,
+    pub server_args: Option<Json>,
+    pub page_size: Option<i64>,
+    pub running_cap: Option<i64>,
+    pub running_cap_reason: Option<String>,
+    pub requested_running: Option<i64>,
+    pub requested_backend: Option<String>,
+    pub selected_backends: Vec<String>,
+    pub drafter_backends: Vec<String>,
+    pub candidate_backends: Vec<String>,
+    pub attention_block_size: Option<i64>,
+    pub mamba_page_padding_pct: Option<f64>,
+    pub kv_pool_tokens: Option<i64>,
+    pub max_concurrency: Option<f64>,
+    pub max_concurrency_request_len: Option<i64>,
+    pub available_kv_cache_gib: Option<f64>,
+    pub model_load_gib: Option<f64>,
+    pub model_load_s: Option<f64>,
+    pub cudagraphs: Option<bool>,
+    pub cudagraph_estimated_gib: Option<f64>,
+    pub cudagraph_actual_gib: Option<f64>,
+    pub cudagraph_mode_downgrade: Option<(String, String)>,
+    pub consumed_gib: Option<f64>,
+    pub peak_activation_gib: Option<f64>,
+    pub compile_s: Option<f64>,
+    pub compiled_fresh: Option<bool>,
+    pub pauses: Option<i64>,
+    pub served_in_log: Option<i64>,
+    pub speculative: Option<bool>,
+    pub ready: bool,
+    pub ready_lineno: Option<usize>,
+    /// Process tag name → distinct pids, ascending; in order of first appearance.
+    pub processes: Vec<(String, Vec<i64>)>,
+    pub unparsed: Vec<Unparsed>,
+    /// Field id → every distinct value seen, in order of first appearance.
+    pub conflicts: Vec<(String, Vec<Json>)>,
+    pub lines: usize,
+    /// A start's identity for T4/T11 (bootlog.md §2.7, §6).
+    pub config_args: Option<Json>,
+    /// Seconds from the first to the last stamped line up to the ready line.
+    pub boot_seconds: Option<f64>,
+}
+
+impl BootFacts {
+    /// `vllm_version`, else `engine_version`, else `server_version`.
+    pub fn version(&self) -> Option<&str> {
+        self.vllm_version
+            .as_deref()
+            .or(self.engine_version.as_deref())
+            .or(self.server_version.as_deref())
+    }
+    /// `config_args.model`, else `config_args.model_path`.
+    pub fn model(&self) -> Option<&str> {
+        None
+    }
+    /// vLLM's non-default `max_num_queued_reqs` when an integer.
+    pub fn max_num_queued_reqs(&self) -> Option<i64> {
+        None
+    }
+    /// vLLM's non-default `max_num_queued_tokens`, as printed, when present.
+    pub fn max_num_queued_tokens(&self) -> Option<Json> {
+        None
+    }
+    /// TensorRT-LLM's `capacity_scheduler_policy` from its LLM Args line.
+    pub fn capacity_scheduler_policy(&self) -> Option<&str> {
+        None
+    }
+    /// The running cap of checks.md §3.1, first match wins.
+    pub fn running_cap_info(&self) -> Option<RunningCap> {
+        None
+    }
+    /// The facts record of bootlog.md §2.9, keys in that order.
+    pub fn to_json(&self) -> Json {
+        Json::Null
+    }
+    /// The untested-version note of §2.10, when the version is not a tested series.
+    pub fn untested_version_note(&self) -> Option<String> {
+        None
+    }
+}
+
+/// A failure found by the classifier (bootlog.md §5).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub kind: String,
+    /// `boot` or `serving`.
+    pub phase: String,
+    pub lineno: usize,
+    pub line: String,
+    pub detail: String,
+}
+
+/// The classifier's verdict on a whole log.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Classification {
+    pub failure: Option<Failure>,
+    /// Admission-control rejections set aside (§5.1 step 6).
+    pub rejections: usize,
+    pub first_rejection_lineno: Option<usize>,
+}
+
+/// One boot log read and classified.
+#[derive(Debug, Clone)]
+pub struct BootLog {
+    /// The short name used in messages and evidence (§6 labels).
+    pub label: String,
+    pub facts: BootFacts,
+    pub classification: Classification,
+}
+
+/// Reads one log. `named` is the engine the user named, used when the log names none.
+pub fn read_facts(_text: &str, _named: Option<Engine>) -> BootFacts {
+    BootFacts::default()
+}
+
+/// Classifies one log (§5).
+pub fn classify(_text: &str) -> Classification {
+    Classification::default()
+}
+
+/// Short, distinct labels for several log paths (§6 "Labels").
+pub fn labels(paths: &[String]) -> Vec<String> {
+    paths.to_vec()
+}
+
+/// Reads and classifies logs given as (path, text); labels per §6.
+pub fn read_logs(_logs: &[(String, String)], _named: Option<Engine>) -> Vec<BootLog> {
+    Vec::new()
+}
+
+/// Per-log results in the order of §9 (classifier T12/T7, admission T7 pass, T5, T6,
+/// and with `with_unparsed` the extra T12 unknown), each prefixed and sourced by the
+/// log's label when there are several logs; then T4 results, then T11 results.
+pub fn check_logs(_logs: &[BootLog], _with_unparsed: bool) -> Vec<CheckResult> {
+    Vec::new()
+}

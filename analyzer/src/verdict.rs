@@ -1,0 +1,192 @@
+//! One tripwire result (formats.md §8.1) and the exit-status rule (§8.3).
+
+use crate::json::Json;
+
+/// The five statuses a check can return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Status {
+    Fail,
+    Warn,
+    Unknown,
+    Pass,
+    NotApplicable,
+}
+
+impl Status {
+    /// The JSON spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Warn => "warn",
+            Status::Fail => "fail",
+            Status::Unknown => "unknown",
+            Status::NotApplicable => "not_applicable",
+        }
+    }
+
+    /// The terminal label (checks.md §1.1).
+    pub fn terminal_label(self) -> &'static str {
+        match self {
+            Status::Pass => "PASS",
+            Status::Warn => "WARN",
+            Status::Fail => "TRIPWIRE-FAILED",
+            Status::Unknown => "????",
+            Status::NotApplicable => "N/A",
+        }
+    }
+
+    /// The label the report page shows.
+    pub fn report_label(self) -> &'static str {
+        match self {
+            Status::Pass => "Pass",
+            Status::Warn => "Warning",
+            Status::Fail => "Tripwire failed",
+            Status::Unknown => "Can't tell",
+            Status::NotApplicable => "Does not apply",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        Some(match s {
+            "pass" => Status::Pass,
+            "warn" => Status::Warn,
+            "fail" => Status::Fail,
+            "unknown" => Status::Unknown,
+            "not_applicable" => Status::NotApplicable,
+            _ => return None,
+        })
+    }
+}
+
+/// The tripwire slugs, indexed by number (formats.md §8.1).
+pub const SLUGS: [&str; 15] = [
+    "silent-preemption",
+    "orphaned-engine",
+    "cleanup-self-kill",
+    "pool-size-jump",
+    "large-kv-blocks",
+    "backend-ignored",
+    "crash-after-ready",
+    "concurrency-not-reached",
+    "falling-ceiling",
+    "integer-second-timer",
+    "kv-memory-drift",
+    "unexplained-failure",
+    "stale-waiter",
+    "null-block",
+    "client-server-mismatch",
+];
+
+/// The slug of tripwire `n` (1..=15).
+pub fn slug(n: u8) -> &'static str {
+    SLUGS
+        .get(usize::from(n).wrapping_sub(1))
+        .copied()
+        .unwrap_or("")
+}
+
+/// One verdict. `evidence` is an ordered list of key/value pairs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckResult {
+    /// Tripwire number, 1..=15.
+    pub tripwire: u8,
+    pub status: Status,
+    pub message: String,
+    pub evidence: Vec<(String, Json)>,
+    /// The one input the verdict was read from, when there is one.
+    pub source: Option<String>,
+}
+
+impl CheckResult {
+    pub fn new(tripwire: u8, status: Status, message: impl Into<String>) -> Self {
+        CheckResult {
+            tripwire,
+            status,
+            message: message.into(),
+            evidence: Vec::new(),
+            source: None,
+        }
+    }
+
+    /// Adds (or replaces) one evidence entry.
+    pub fn with(mut self, key: &str, value: impl Into<Json>) -> Self {
+        self.set(key, value);
+        self
+    }
+
+    pub fn set(&mut self, key: &str, value: impl Into<Json>) {
+        let value = value.into();
+        if let Some(slot) = self.evidence.iter_mut().find(|(k, _)| k == key) {
+            slot.1 = value;
+        } else {
+            self.evidence.push((key.to_string(), value));
+        }
+    }
+
+    pub fn evidence(&self, key: &str) -> Option<&Json> {
+        self.evidence.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn id(&self) -> String {
+        format!("T{}", self.tripwire)
+    }
+
+    pub fn name(&self) -> &'static str {
+        slug(self.tripwire)
+    }
+
+    /// The result object of formats.md §8.1.
+    pub fn to_json(&self) -> Json {
+        let mut pairs = vec![
+            ("id".to_string(), Json::Str(self.id())),
+            ("name".to_string(), Json::Str(self.name().to_string())),
+            ("status".to_string(), Json::Str(self.status.as_str().into())),
+            ("message".to_string(), Json::Str(self.message.clone())),
+            ("evidence".to_string(), Json::Obj(self.evidence.clone())),
+        ];
+        if let Some(src) = &self.source {
+            pairs.push(("source".to_string(), Json::Str(src.clone())));
+        }
+        Json::Obj(pairs)
+    }
+}
+
+/// Exit status for a list of results (formats.md §8.3): 1 on a fail (or a warn under
+/// `strict`), else 2 on an unknown or an unusable input, else 0.
+pub fn exit_status(results: &[CheckResult], strict: bool, input_unusable: bool) -> i32 {
+    let any = |s: Status| results.iter().any(|r| r.status == s);
+    if any(Status::Fail) || (strict && any(Status::Warn)) {
+        1
+    } else if any(Status::Unknown) || input_unusable {
+        2
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_rule() {
+        let r = |s| CheckResult::new(1, s, "");
+        assert_eq!(exit_status(&[r(Status::Pass), r(Status::Warn)], false, false), 0);
+        assert_eq!(exit_status(&[r(Status::Warn)], true, false), 1);
+        assert_eq!(exit_status(&[r(Status::Unknown), r(Status::Fail)], false, false), 1);
+        assert_eq!(exit_status(&[r(Status::Unknown)], false, false), 2);
+        assert_eq!(exit_status(&[r(Status::NotApplicable)], false, false), 0);
+        assert_eq!(exit_status(&[], false, true), 2);
+    }
+
+    #[test]
+    fn result_json_shape() {
+        let r = CheckResult::new(1, Status::Fail, "22 preemptions during the run")
+            .with("engine", "vllm")
+            .with("preemptions", 22.0);
+        assert_eq!(
+            r.to_json().to_compact(),
+            r#"{"id": "T1", "name": "silent-preemption", "status": "fail", "message": "22 preemptions during the run", "evidence": {"engine": "vllm", "preemptions": 22.0}}"#
+        );
+    }
+}

@@ -1,0 +1,35 @@
+//! Shared by the integration tests: where the recorded GPU runs are.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// The folder of recorded runs: `$INFERLINT_FIXTURES`, else `../shared/fixtures` beside the
+/// checkout. `None` (and a line on stderr) when they are absent and
+/// `INFERLINT_SKIP_RECORDED=1` is set; otherwise a missing folder fails the test with a
+/// message saying where to get them.
+pub fn recorded() -> Option<PathBuf> {
+    let dir = match std::env::var_os("INFERLINT_FIXTURES") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures"),
+    };
+    if dir.join("expected-verdicts.json").is_file() {
+        return Some(dir);
+    }
+    if std::env::var("INFERLINT_SKIP_RECORDED").as_deref() == Ok("1") {
+        eprintln!("skipped: recorded GPU runs not found at {}", dir.display());
+        return None;
+    }
+    panic!(
+        "the recorded GPU runs are not at {}: put the published inferlint fixtures there \
+         (a folder with expected-verdicts.json), point INFERLINT_FIXTURES at them, or set \
+         INFERLINT_SKIP_RECORDED=1 to skip these tests",
+        dir.display()
+    );
+}
+
+/// Reads a file of the recorded runs as text.
+pub fn read(dir: &std::path::Path, rel: &str) -> String {
+    let p = dir.join(rel);
+    String::from_utf8_lossy(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+        .into_owned()
+}
