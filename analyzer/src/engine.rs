@@ -416,13 +416,22 @@ mod tests {
         let e = |c| engine_from_command(c);
         assert_eq!(e("vllm serve m --port 9000"), Some(Engine::Vllm));
         assert_eq!(e("/opt/venv/bin/vllm serve m"), Some(Engine::Vllm));
-        assert_eq!(e("env X=1 sglang serve --model-path m"), Some(Engine::Sglang));
-        assert_eq!(e("python -m sglang.launch_server --model-path m"), Some(Engine::Sglang));
+        assert_eq!(
+            e("env X=1 sglang serve --model-path m"),
+            Some(Engine::Sglang)
+        );
+        assert_eq!(
+            e("python -m sglang.launch_server --model-path m"),
+            Some(Engine::Sglang)
+        );
         assert_eq!(
             e("python -m tensorrt_llm.commands.serve m"),
             Some(Engine::Trtllm)
         );
-        assert_eq!(e("trtllm-serve serve m --config x.yaml"), Some(Engine::Trtllm));
+        assert_eq!(
+            e("trtllm-serve serve m --config x.yaml"),
+            Some(Engine::Trtllm)
+        );
         assert_eq!(e("vllm bench serve --model m"), None);
         assert_eq!(e("vllm serve 'unbalanced"), None);
     }

@@ -435,7 +435,12 @@ pub fn write_float(out: &mut String, f: f64) {
             let s = format!("{f:e}");
             let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
             let exp: i32 = exp.parse().unwrap_or(0);
-            let _ = write!(out, "{mant}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+            let _ = write!(
+                out,
+                "{mant}e{}{:02}",
+                if exp < 0 { '-' } else { '+' },
+                exp.abs()
+            );
         } else {
             let s = format!("{f}");
             out.push_str(&s);
@@ -534,7 +539,10 @@ mod tests {
         assert!(v.get("a").unwrap().as_f64().unwrap().is_nan());
         assert_eq!(v.get("b").unwrap().as_f64(), Some(f64::INFINITY));
         assert_eq!(v.get("c").unwrap().as_f64(), Some(f64::NEG_INFINITY));
-        assert_eq!(v.get("d").unwrap().as_array().unwrap()[1], Json::Float(2500.0));
+        assert_eq!(
+            v.get("d").unwrap().as_array().unwrap()[1],
+            Json::Float(2500.0)
+        );
     }
 
     #[test]

@@ -2,9 +2,30 @@
 //! figures of the report. Pure: no file system, network, clock or threads; it takes bytes
 //! and returns data, so it builds for native and `wasm32-unknown-unknown` alike.
 
+pub mod analysis;
+pub mod bench;
+pub mod blocks;
 pub mod bootlog;
+pub mod catalog;
+pub mod checks;
+pub mod counters;
 pub mod engine;
+pub mod folder;
+pub mod input;
 pub mod json;
+pub mod manifest;
 pub mod num;
+pub mod prom;
+pub mod report;
+pub mod series;
+pub mod snapshot;
 pub mod text;
 pub mod verdict;
+
+pub use analysis::{analyze, Analysis, AnalyzeError, InputFile, Options, RunInput};
+pub use engine::Engine;
+pub use report::Report;
+pub use verdict::{CheckResult, Status};
+
+#[cfg(feature = "cli")]
+pub mod cli;

@@ -171,9 +171,15 @@ mod tests {
     #[test]
     fn exit_rule() {
         let r = |s| CheckResult::new(1, s, "");
-        assert_eq!(exit_status(&[r(Status::Pass), r(Status::Warn)], false, false), 0);
+        assert_eq!(
+            exit_status(&[r(Status::Pass), r(Status::Warn)], false, false),
+            0
+        );
         assert_eq!(exit_status(&[r(Status::Warn)], true, false), 1);
-        assert_eq!(exit_status(&[r(Status::Unknown), r(Status::Fail)], false, false), 1);
+        assert_eq!(
+            exit_status(&[r(Status::Unknown), r(Status::Fail)], false, false),
+            1
+        );
         assert_eq!(exit_status(&[r(Status::Unknown)], false, false), 2);
         assert_eq!(exit_status(&[r(Status::NotApplicable)], false, false), 0);
         assert_eq!(exit_status(&[], false, true), 2);

@@ -1,0 +1,445 @@
+//! The `analyze` flow (checks.md §1.6, formats.md §8.2): parse every input once, decide
+//! the engine, run each check its inputs allow, and assemble the Report.
+
+use crate::bench::{untimed_requests, BenchResult};
+use crate::bootlog::{self, BootLog};
+use crate::checks;
+use crate::counters::Pair;
+use crate::engine::{engine_from_log, Engine};
+use crate::input::InputError;
+use crate::json::Json;
+use crate::manifest::{read_document, Manifest};
+use crate::report::Report;
+use crate::series::Series;
+use crate::snapshot::Snapshot;
+use crate::text::decode_lossy;
+use crate::verdict::{CheckResult, Status};
+
+/// One input file: the name to show (a path as typed, or folder + name) and its bytes,
+/// or why it could not be read.
+#[derive(Debug, Clone)]
+pub struct InputFile {
+    pub name: String,
+    pub bytes: Result<Vec<u8>, String>,
+}
+
+impl InputFile {
+    pub fn new(name: impl Into<String>, bytes: Vec<u8>) -> Self {
+        InputFile {
+            name: name.into(),
+            bytes: Ok(bytes),
+        }
+    }
+
+    fn bytes(&self) -> Result<&[u8], InputError> {
+        self.bytes
+            .as_deref()
+            .map_err(|e| InputError::new(&self.name, None, e.clone()))
+    }
+}
+
+/// The load tool's result file and how it was found.
+#[derive(Debug, Clone)]
+pub struct BenchInput {
+    pub file: InputFile,
+    /// The path recorded as T15's `result_file`.
+    pub evidence_path: String,
+}
+
+/// Everything `analyze` reads. Every part is optional.
+#[derive(Debug, Clone, Default)]
+pub struct RunInput {
+    pub boot_logs: Vec<InputFile>,
+    pub before: Option<InputFile>,
+    pub after: Option<InputFile>,
+    pub series: Option<InputFile>,
+    pub bench: Option<BenchInput>,
+    pub load_log: Option<InputFile>,
+    pub manifest: Option<InputFile>,
+    pub gate: Option<InputFile>,
+    pub probe: Option<InputFile>,
+    pub teardown: Option<InputFile>,
+}
+
+/// The engine the user named, and how (for the refusal message).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NamedEngine {
+    pub engine: Engine,
+    /// `--engine` or `INFERLINT_ENGINE`.
+    pub by: &'static str,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub engine: Option<NamedEngine>,
+    pub requested: Option<i64>,
+    pub title: Option<String>,
+}
+
+/// Why `analyze` gave no report at all.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AnalyzeError {
+    /// An input names another engine than the one the user named.
+    #[error("{0}")]
+    EngineMismatch(String),
+    #[error("no run files: the folder has no boot log, snapshot, series, gate.json, probe.json or teardown.json")]
+    NoRunFiles,
+    #[error("no usable run file")]
+    NothingUsable(Vec<InputError>),
+}
+
+/// A finished analysis.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub report: Report,
+    /// Notes for stderr (skipped series lines, the engine fallback, the untested version).
+    pub notes: Vec<String>,
+    /// Input errors: each also made the checks needing that file `unknown`.
+    pub errors: Vec<InputError>,
+}
+
+impl Analysis {
+    /// Exit status (formats.md §8.3): input errors count as "unusable".
+    pub fn exit_status(&self, strict: bool) -> i32 {
+        crate::verdict::exit_status(&self.report.checks, strict, !self.errors.is_empty())
+    }
+}
+
+/// Refusal text: which flag named which engine, and which engine the input came from.
+pub fn mismatch(named: NamedEngine, what: &str, found: Engine) -> String {
+    format!(
+        "{} names {}, but {what} is {}'s: refusing to mix engines",
+        match named.by {
+            "--engine" => format!("--engine {}", named.engine.key()),
+            other => format!("{other}={}", named.engine.key()),
+        },
+        named.engine.display(),
+        found.display()
+    )
+}
+
+/// Parsed inputs, each `Ok(None)` when not given and `Err` when unusable.
+struct Parsed {
+    before: Option<Result<Snapshot, InputError>>,
+    after: Option<Result<Snapshot, InputError>>,
+    series: Option<Result<Series, InputError>>,
+    bench: Option<Result<BenchResult, InputError>>,
+    manifest: Option<Manifest>,
+    gate: Option<Result<Json, InputError>>,
+    probe: Option<Result<Json, InputError>>,
+    teardown: Option<Result<Json, InputError>>,
+}
+
+fn parse_opt<T>(
+    f: &Option<InputFile>,
+    read: impl Fn(&str, &[u8]) -> Result<T, InputError>,
+) -> Option<Result<T, InputError>> {
+    f.as_ref().map(|f| f.bytes().and_then(|b| read(&f.name, b)))
+}
+
+/// Runs every check the inputs allow.
+pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeError> {
+    let mut notes = Vec::new();
+    let mut errors = Vec::new();
+    let p = Parsed {
+        before: parse_opt(&input.before, Snapshot::read),
+        after: parse_opt(&input.after, Snapshot::read),
+        series: parse_opt(&input.series, Series::read),
+        bench: input.bench.as_ref().map(|b| {
+            b.file
+                .bytes()
+                .and_then(|bytes| BenchResult::read(&b.file.name, bytes))
+        }),
+        manifest: None,
+        gate: parse_opt(&input.gate, read_document),
+        probe: parse_opt(&input.probe, read_document),
+        teardown: parse_opt(&input.teardown, read_document),
+    };
+    let mut p = p;
+    if let Some(m) = &input.manifest {
+        match m.bytes().and_then(|b| read_document(&m.name, b)) {
+            Ok(doc) => p.manifest = Some(Manifest::from_json(&doc)),
+            Err(e) => errors.push(e),
+        }
+    }
+    let has_run_files = !input.boot_logs.is_empty()
+        || input.before.is_some()
+        || input.after.is_some()
+        || input.series.is_some()
+        || input.gate.is_some()
+        || input.probe.is_some()
+        || input.teardown.is_some();
+    if !has_run_files {
+        return Err(AnalyzeError::NoRunFiles);
+    }
+
+    // Boot logs decode lossily and never fail to parse; only an unreadable file fails.
+    let mut log_texts = Vec::new();
+    let mut log_errors = Vec::new();
+    for f in &input.boot_logs {
+        match f.bytes() {
+            Ok(b) => log_texts.push((f.name.clone(), decode_lossy(b).into_owned())),
+            Err(e) => log_errors.push(e),
+        }
+    }
+
+    // Refuse inputs of another engine than the one named (formats.md §5.3).
+    if let Some(named) = opts.engine {
+        let snaps: Vec<&Snapshot> = [&p.before, &p.after]
+            .into_iter()
+            .filter_map(|s| s.as_ref().and_then(|r| r.as_ref().ok()))
+            .collect();
+        if let Some(found) = snapshots_engine(&snaps) {
+            if found != named.engine {
+                return Err(AnalyzeError::EngineMismatch(mismatch(
+                    named,
+                    "the snapshots' metrics",
+                    found,
+                )));
+            }
+        }
+        if let Some(Ok(s)) = &p.series {
+            if let Some(found) = s.engine_named {
+                if found != named.engine {
+                    let name = input
+                        .series
+                        .as_ref()
+                        .map_or("the series", |f| f.name.as_str());
+                    return Err(AnalyzeError::EngineMismatch(mismatch(named, name, found)));
+                }
+            }
+        }
+        for (name, text) in &log_texts {
+            if let Some(found) = engine_from_log(text) {
+                if found != named.engine {
+                    return Err(AnalyzeError::EngineMismatch(mismatch(named, name, found)));
+                }
+            }
+        }
+    }
+
+    let named_engine = opts.engine.map(|n| n.engine);
+    let mut logs: Vec<BootLog> = bootlog::read_logs(&log_texts, named_engine);
+    // The live server's version, when the first log prints no vLLM version.
+    if let (Some(first), Some(m)) = (logs.first_mut(), &p.manifest) {
+        if first.facts.vllm_version.is_none() {
+            first.facts.server_version.clone_from(&m.server_version);
+        }
+    }
+    let facts = logs.first().map(|l| &l.facts);
+
+    let before = ok_or_note(&p.before, &mut errors);
+    let after = ok_or_note(&p.after, &mut errors);
+    let series = ok_or_note(&p.series, &mut errors);
+    let bench = ok_or_note(&p.bench, &mut errors);
+    for d in [&p.gate, &p.probe, &p.teardown] {
+        ok_or_note(d, &mut errors);
+    }
+    errors.extend(log_errors.iter().cloned());
+
+    let usable = !log_texts.is_empty()
+        || before.is_some()
+        || after.is_some()
+        || series.is_some()
+        || [&p.gate, &p.probe, &p.teardown]
+            .iter()
+            .any(|d| matches!(d, Some(Ok(_))));
+    if !usable {
+        return Err(AnalyzeError::NothingUsable(errors));
+    }
+
+    // The engine of each kind of input, and of the report (report.md §1).
+    let snap_list: Vec<&Snapshot> = [before, after].into_iter().flatten().collect();
+    let snap_engine_named = snapshots_engine(&snap_list);
+    let snap_engine = snap_engine_named.unwrap_or(Engine::Vllm);
+    let log_engine = facts.and_then(|f| f.engine);
+    let report_engine = snap_engine_named
+        .or(series.and_then(|s| s.engine_named))
+        .or(log_engine)
+        .or(named_engine);
+    if report_engine.is_none() && named_engine.is_none() {
+        notes.push("no input names its engine: reading it as vLLM's".to_string());
+    }
+    if let (Some(s), Some(f)) = (series, &input.series) {
+        if let Some(n) = s.skip_note(&f.name) {
+            notes.push(n);
+        }
+    }
+    if let Some(note) = facts.and_then(|f| f.untested_version_note()) {
+        notes.push(note);
+    }
+
+    let mut results: Vec<CheckResult> = bootlog::check_logs(&logs, false);
+    for e in &log_errors {
+        for t in [12, 5, 6] {
+            results.push(unknown_for(t, e));
+        }
+    }
+
+    // T2 from teardown.json, else gate.json; then the probe's T7.
+    match (&p.teardown, &p.gate) {
+        (Some(Ok(doc)), _) => results.push(checks::t02_orphaned_engine::from_document(
+            "teardown.json",
+            doc,
+        )),
+        (Some(Err(e)), _) => results.push(unknown_for(2, e)),
+        (None, Some(Ok(doc))) => {
+            results.push(checks::t02_orphaned_engine::from_document("gate.json", doc))
+        }
+        (None, Some(Err(e))) => results.push(unknown_for(2, e)),
+        (None, None) => {}
+    }
+    match &p.probe {
+        Some(Ok(doc)) => results.push(checks::t07_probe::from_document(doc)),
+        Some(Err(e)) => results.push(unknown_for(7, e)),
+        None => {}
+    }
+
+    // Which snapshot error, if any, stands in for the pair.
+    let pair_error = [&p.before, &p.after]
+        .into_iter()
+        .find_map(|s| s.as_ref().and_then(|r| r.as_ref().err()));
+    let pair = match (before, after) {
+        (Some(b), Some(a)) => Some(Pair::new(b, a)),
+        _ => None,
+    };
+
+    // T15
+    if let Some(b) = &input.bench {
+        match (&p.bench, &pair, pair_error) {
+            (Some(Err(e)), _, _) => results.push(unknown_for(15, e)),
+            (Some(Ok(res)), Some(pair), _) => {
+                let extra = expected_extra(input, p.manifest.as_ref());
+                results.push(checks::t15_client_server::check(
+                    snap_engine,
+                    pair,
+                    res,
+                    &b.evidence_path,
+                    extra,
+                ));
+            }
+            (Some(Ok(_)), None, Some(e)) => results.push(unknown_for(15, e)),
+            _ => {}
+        }
+    }
+
+    // T1, T10
+    match (&pair, pair_error) {
+        (Some(pair), _) => {
+            results.push(checks::t01_preemption::check(
+                snap_engine,
+                pair,
+                series,
+                facts,
+            ));
+            results.push(checks::t10_rate::check(
+                pair,
+                snap_engine.metrics().generation_tokens,
+            ));
+        }
+        (None, Some(e)) => {
+            results.push(unknown_for(1, e));
+            results.push(unknown_for(10, e));
+        }
+        (None, None) => {}
+    }
+
+    // T14, T9, T8 from the series.
+    let series_error = p.series.as_ref().and_then(|r| r.as_ref().err());
+    let requested = requested_concurrency(opts, p.manifest.as_ref(), bench);
+    let mut usable_blocks = None;
+    if let Some(s) = series {
+        let series_engine = s.engine();
+        if series_engine.metrics().cache_info.is_none() {
+            results.push(checks::t14_null_block::not_applicable(series_engine));
+        } else if let Some(a) = after {
+            let (r, n) = checks::t14_null_block::check(s, a);
+            usable_blocks = n;
+            results.push(r);
+        } else if let Some(Err(e)) = &p.after {
+            results.push(unknown_for(14, e));
+        }
+        results.push(checks::t09_ceiling::check(s, usable_blocks));
+        if let Some(req) = requested {
+            results.push(checks::t08_concurrency::check(s, req, facts));
+        }
+    } else if let Some(e) = series_error {
+        results.push(unknown_for(14, e));
+        results.push(unknown_for(9, e));
+        if requested.is_some() {
+            results.push(unknown_for(8, e));
+        }
+    }
+
+    let report = Report::build(crate::report::ReportInputs {
+        engine: report_engine,
+        title: opts.title.clone(),
+        manifest: p.manifest.as_ref(),
+        logs: &logs,
+        checks: results,
+        requested,
+        usable_blocks,
+        pair: pair.as_ref(),
+        series,
+        bench,
+        input,
+    });
+    Ok(Analysis {
+        report,
+        notes,
+        errors,
+    })
+}
+
+fn ok_or_note<'a, T>(
+    r: &'a Option<Result<T, InputError>>,
+    errors: &mut Vec<InputError>,
+) -> Option<&'a T> {
+    match r {
+        Some(Ok(v)) => Some(v),
+        Some(Err(e)) => {
+            errors.push(e.clone());
+            None
+        }
+        None => None,
+    }
+}
+
+/// A check that could not run because its input is unusable.
+pub fn unknown_for(tripwire: u8, e: &InputError) -> CheckResult {
+    let mut r = CheckResult::new(tripwire, Status::Unknown, format!("unusable input: {e}"));
+    r.set("input_error", e.to_string());
+    r
+}
+
+/// The engine a set of snapshots names, by the union of their metric names.
+pub fn snapshots_engine(snaps: &[&Snapshot]) -> Option<Engine> {
+    let mut names: Vec<&str> = snaps.iter().flat_map(|s| s.metrics.names()).collect();
+    names.sort_unstable();
+    names.dedup();
+    Engine::from_metric_names(names)
+}
+
+/// The requested concurrency (checks.md §1.6).
+pub fn requested_concurrency(
+    opts: &Options,
+    manifest: Option<&Manifest>,
+    bench: Option<&BenchResult>,
+) -> Option<i64> {
+    opts.requested
+        .or(manifest.and_then(|m| m.requested_flag))
+        .or(manifest.and_then(|m| m.requested_from_load))
+        .or(bench.and_then(|b| b.max_concurrency))
+        .filter(|&n| n > 0)
+}
+
+/// Requests the load tool left out of its result, from `load.log` (formats.md §6.4).
+fn expected_extra(input: &RunInput, manifest: Option<&Manifest>) -> i64 {
+    if manifest.is_some_and(|m| m.load_unrecognised) {
+        return 0;
+    }
+    match input.load_log.as_ref().and_then(|f| f.bytes.as_ref().ok()) {
+        Some(b) => untimed_requests(&decode_lossy(b)),
+        None => 0,
+    }
+}

@@ -1,0 +1,144 @@
+//! Load-tool result files (formats.md §6): vLLM's and TensorRT-LLM's JSON object, SGLang's
+//! JSON Lines; and the untimed requests a client leaves out, counted from `load.log`.
+
+use crate::input::{decode_strict, InputError};
+use crate::json::{self, Json};
+
+/// The fields inferlint reads; absent when missing, null or of another type.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BenchResult {
+    pub completed: Option<i64>,
+    pub failed: Option<i64>,
+    pub total_output_tokens: Option<i64>,
+    pub total_input_tokens: Option<i64>,
+    pub max_concurrency: Option<i64>,
+    pub duration: Option<f64>,
+    pub output_throughput: Option<f64>,
+    pub mean_ttft_ms: Option<f64>,
+    pub median_ttft_ms: Option<f64>,
+    pub p99_ttft_ms: Option<f64>,
+    pub mean_tpot_ms: Option<f64>,
+    pub num_prompts: Option<i64>,
+    pub backend: Option<String>,
+}
+
+impl BenchResult {
+    /// Parses the whole text as one value, else its last non-blank line alone (SGLang
+    /// appends one line per run). The value must be an object.
+    pub fn read(file: &str, bytes: &[u8]) -> Result<BenchResult, InputError> {
+        let text = decode_strict(file, bytes)?;
+        let value = match json::parse(text) {
+            Ok(v) => v,
+            Err(whole) => {
+                let last = text
+                    .lines()
+                    .enumerate()
+                    .filter(|(_, l)| !l.trim().is_empty())
+                    .last();
+                match last {
+                    Some((i, l)) if i > 0 => json::parse(l.trim())
+                        .map_err(|e| InputError::new(file, Some(i + 1), e.reason))?,
+                    _ => return Err(InputError::new(file, Some(whole.line), whole.reason)),
+                }
+            }
+        };
+        if value.as_object().is_none() {
+            return Err(InputError::new(
+                file,
+                None,
+                "a load-tool result must be a JSON object",
+            ));
+        }
+        Ok(Self::from_json(&value))
+    }
+
+    fn from_json(v: &Json) -> BenchResult {
+        let int = |k: &str| v.get(k).and_then(Json::as_i64_trunc);
+        let float = |k: &str| v.get(k).and_then(Json::as_f64);
+        BenchResult {
+            completed: int("completed"),
+            failed: int("failed"),
+            total_output_tokens: int("total_output_tokens"),
+            total_input_tokens: int("total_input_tokens"),
+            max_concurrency: int("max_concurrency"),
+            duration: float("duration"),
+            output_throughput: float("output_throughput"),
+            mean_ttft_ms: float("mean_ttft_ms"),
+            median_ttft_ms: float("median_ttft_ms"),
+            p99_ttft_ms: float("p99_ttft_ms"),
+            mean_tpot_ms: float("mean_tpot_ms"),
+            num_prompts: int("num_prompts"),
+            backend: v.get("backend").and_then(Json::as_str).map(str::to_string),
+        }
+    }
+
+    /// Usable for discovery: both `completed` and `total_output_tokens` present.
+    pub fn has_counts(&self) -> bool {
+        self.completed.is_some() && self.total_output_tokens.is_some()
+    }
+}
+
+/// Requests the client sent but left out of its result (formats.md §6.4): 1 for an
+/// initial test run, plus N from the first "Warming up with N requests" and from the
+/// first "Warmup completed with N sequences".
+pub fn untimed_requests(load_log: &str) -> i64 {
+    let mut n = i64::from(load_log.contains("Initial test run completed."));
+    n += first_count(load_log, "Warming up with ", " requests");
+    n += first_count(load_log, "Warmup completed with ", " sequences");
+    n
+}
+
+/// The number N in the first `prefix N suffix` of the text, 0 when there is none.
+fn first_count(text: &str, prefix: &str, suffix: &str) -> i64 {
+    for (i, _) in text.match_indices(prefix) {
+        let rest = &text[i + prefix.len()..];
+        let digits: &str = &rest[..rest.bytes().take_while(u8::is_ascii_digit).count()];
+        if !digits.is_empty() && rest[digits.len()..].starts_with(suffix) {
+            return digits.parse().unwrap_or(0);
+        }
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonl_last_line_with_infinity() {
+        let t = b"{\"completed\": 1}\n{\"completed\": 32, \"total_output_tokens\": 32000, \"request_rate\": Infinity, \"failed\": null}\n";
+        let r = BenchResult::read("b.jsonl", t).unwrap();
+        assert_eq!(r.completed, Some(32));
+        assert_eq!(r.failed, None);
+        assert!(r.has_counts());
+    }
+
+    #[test]
+    fn types_are_strict() {
+        let r = BenchResult::read(
+            "b",
+            br#"{"completed": true, "duration": "1", "max_concurrency": 31.9}"#,
+        )
+        .unwrap();
+        assert_eq!(r.completed, None);
+        assert_eq!(r.duration, None);
+        assert_eq!(r.max_concurrency, Some(31));
+        assert!(BenchResult::read("b", b"[1, 2]").is_err());
+        let e = BenchResult::read("b", b"{\"a\": ").unwrap_err();
+        assert_eq!(e.line, Some(1));
+    }
+
+    #[test]
+    fn untimed() {
+        assert_eq!(
+            untimed_requests("Initial test run completed. Starting main"),
+            1
+        );
+        assert_eq!(
+            untimed_requests("Warming up with 3 requests\nWarming up with 9 requests\nInitial test run completed."),
+            4
+        );
+        assert_eq!(untimed_requests("Warmup completed with 1 sequences."), 1);
+        assert_eq!(untimed_requests("nothing"), 0);
+    }
+}

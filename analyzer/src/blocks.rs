@@ -1,0 +1,220 @@
+//! Reading the KV gauge in blocks (formats.md §7): the gauge's denominator inferred from
+//! its readings, and how many requests of one sample's size fit.
+
+/// The largest denominator considered (and so the largest block count inferred).
+pub const MAX_DEN: u128 = 65_536;
+
+/// What the readings say about the gauge's denominator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Inference {
+    /// The common denominator N, when the readings are clean multiples of 1/N.
+    pub blocks: Option<u64>,
+    pub distinct: usize,
+    /// True with at least 5 distinct readings; fewer can fit a divisor of N by luck.
+    pub trusted: bool,
+    /// Why `blocks` is none: no readings, N out of range, or readings not clean.
+    pub failure: Option<InferenceFailure>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InferenceFailure {
+    NoReadings,
+    TooLarge,
+    NotClean,
+}
+
+/// Infers the denominator from KV readings (zeros, values above 1, NaN and infinities
+/// drop out).
+pub fn infer(readings: impl Iterator<Item = f64>) -> Inference {
+    let mut values: Vec<f64> = readings.filter(|&v| v > 0.0 && v <= 1.0).collect();
+    values.sort_by(f64::total_cmp);
+    values.dedup();
+    let distinct = values.len();
+    let fail = |f| Inference {
+        blocks: None,
+        distinct,
+        trusted: false,
+        failure: Some(f),
+    };
+    if values.is_empty() {
+        return fail(InferenceFailure::NoReadings);
+    }
+    let mut n: u128 = 1;
+    for &v in &values {
+        let d = best_denominator(v);
+        n = lcm(n, d);
+        if n > MAX_DEN {
+            return fail(InferenceFailure::TooLarge);
+        }
+    }
+    let nf = n as f64;
+    let worst = values
+        .iter()
+        .map(|&v| (v * nf - (v * nf).round_ties_even()).abs())
+        .fold(0.0, f64::max);
+    if worst > 1e-6 * nf {
+        return fail(InferenceFailure::NotClean);
+    }
+    Inference {
+        blocks: Some(n as u64),
+        distinct,
+        trusted: distinct >= 5,
+        failure: None,
+    }
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+fn lcm(a: u128, b: u128) -> u128 {
+    a / gcd(a, b) * b
+}
+
+/// The denominator of the best rational approximation of `v`'s exact binary value with
+/// denominator at most [`MAX_DEN`] (Python's `Fraction(v).limit_denominator(65536)`).
+/// `v` is in (0, 1].
+pub fn best_denominator(v: f64) -> u128 {
+    // Below 2^-20 the best approximation is 0/1.
+    if v < 2f64.powi(-20) {
+        return 1;
+    }
+    let (num, den) = exact_fraction(v);
+    if den <= MAX_DEN {
+        return den;
+    }
+    // Continued-fraction convergents (Python's algorithm).
+    let (mut p0, mut q0, mut p1, mut q1): (u128, u128, u128, u128) = (0, 1, 1, 0);
+    let (mut n, mut d) = (num, den);
+    loop {
+        let a = n / d;
+        let q2 = q0 + a * q1;
+        if q2 > MAX_DEN {
+            break;
+        }
+        (p0, q0, p1, q1) = (p1, q1, p0 + a * p1, q2);
+        (n, d) = (d, n - a * d);
+        if d == 0 {
+            break;
+        }
+    }
+    if q1 == 0 {
+        return 1;
+    }
+    let k = (MAX_DEN - q0) / q1;
+    let (sp, sq) = (p0 + k * p1, q0 + k * q1); // best semiconvergent
+                                               // Closer of p1/q1 and sp/sq to num/den; the convergent wins a tie.
+    let dist = |p: u128, q: u128| -> (u128, u128) {
+        // |p/q - num/den| = |p*den - num*q| / (q*den); compare as fractions.
+        let a = p * den;
+        let b = num * q;
+        (a.abs_diff(b), q)
+    };
+    let (e1, q1d) = dist(p1, q1);
+    let (e2, q2d) = dist(sp, sq);
+    // e1/q1d <= e2/q2d  <=>  e1*q2d <= e2*q1d (den cancels)
+    if e1 * q2d <= e2 * q1d {
+        q1
+    } else {
+        sq
+    }
+}
+
+/// The exact value of a positive double as num/den in lowest terms (den a power of 2).
+/// Requires v ≥ 2^-20 so den ≤ 2^72.
+fn exact_fraction(v: f64) -> (u128, u128) {
+    let bits = v.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (mut m, mut e) = if exp == 0 {
+        (frac as u128, -1074)
+    } else {
+        ((frac | (1u64 << 52)) as u128, exp - 1075)
+    };
+    while m & 1 == 0 && e < 0 {
+        m >>= 1;
+        e += 1;
+    }
+    if e >= 0 {
+        (m << e, 1)
+    } else {
+        (m, 1u128 << (-e))
+    }
+}
+
+/// Requests of this sample's size that fit in the whole pool (formats.md §7): with the
+/// block count known, in whole blocks; otherwise `floor(running / usage + 1e-9)`.
+/// `None` when the sample cannot give one (no usage, or zero used blocks).
+pub fn ceiling(running: f64, usage: f64, blocks: Option<u64>) -> Option<i64> {
+    if !(running > 0.0 && usage > 0.0) {
+        return None;
+    }
+    match blocks {
+        Some(n) => {
+            let used = (usage * n as f64).round_ties_even();
+            if used <= 0.0 || !used.is_finite() {
+                return None;
+            }
+            let used = used as u128;
+            let r = running.trunc() as u128;
+            Some(((n as u128 * r) / used) as i64)
+        }
+        None => {
+            let c = (running / usage + 1e-9).floor();
+            c.is_finite().then_some(c as i64)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_fractions() {
+        let readings = (1..=17).map(|k| k as f64 / 42.0);
+        let inf = infer(readings);
+        assert_eq!(inf.blocks, Some(42));
+        assert!(inf.trusted);
+        assert_eq!(inf.distinct, 17);
+    }
+
+    #[test]
+    fn divisor_with_few_readings_is_not_trusted() {
+        let inf = infer([2.0 / 52.0, 4.0 / 52.0, 0.0, 0.0].into_iter());
+        assert_eq!(inf.blocks, Some(26));
+        assert!(!inf.trusted);
+    }
+
+    #[test]
+    fn dirty_readings() {
+        // An average over engines is not a clean fraction of anything small.
+        let inf = infer([0.123456789, 0.5].into_iter());
+        assert_eq!(inf.blocks, None);
+        assert_eq!(
+            infer(std::iter::empty()).failure,
+            Some(InferenceFailure::NoReadings)
+        );
+    }
+
+    #[test]
+    fn python_limit_denominator_agrees() {
+        assert_eq!(best_denominator(0.1), 10);
+        assert_eq!(best_denominator(1.0 / 3.0), 3);
+        assert_eq!(best_denominator(1.0), 1);
+        assert_eq!(best_denominator(std::f64::consts::PI - 3.0), 33215);
+        assert_eq!(best_denominator(1e-9), 1);
+    }
+
+    #[test]
+    fn whole_block_ceiling() {
+        // 1/8 of the pool per request: exactly 8 fit, float error cannot make it 7.
+        assert_eq!(ceiling(1.0, 0.125, Some(8)), Some(8));
+        assert_eq!(ceiling(10.0, 40.0 / 42.0, Some(42)), Some(10));
+        assert_eq!(ceiling(5.0, 0.93, None), Some(5));
+        assert_eq!(ceiling(0.0, 0.5, None), None);
+    }
+}

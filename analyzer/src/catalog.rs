@@ -1,0 +1,810 @@
+//! What each tripwire is, in plain words: the catalogue behind `inferlint explain`, the
+//! "why it matters" line under each finding and the report's tripwire guide (report.md
+//! §5, §8), plus the report's glossary (report.md §4.5).
+//!
+//! Everything here is static text. The facts it states come from checks.md, bootlog.md
+//! and recorder.md; the wording is the project's own.
+
+use crate::engine::Engine;
+
+/// One tripwire: what it catches, why it matters, and how to check and fix it.
+#[derive(Debug)]
+pub struct Tripwire {
+    /// 1..=15.
+    pub number: u8,
+    /// The slug results carry as `name` (`crate::verdict::SLUGS[number - 1]`).
+    pub slug: &'static str,
+    /// A short title for people.
+    pub title: &'static str,
+    /// What goes wrong.
+    pub catches: &'static str,
+    /// Why it matters for a benchmark number; shown under each failing finding.
+    pub why: &'static str,
+    /// What inferlint reads to decide.
+    pub evidence: &'static str,
+    /// The inferlint command(s) that check it.
+    pub reproduce: &'static str,
+    /// What to do about it.
+    pub fix: &'static str,
+    /// Engine-specific notes ("" when there is none).
+    pub vllm: &'static str,
+    pub sglang: &'static str,
+    pub trtllm: &'static str,
+}
+
+impl Tripwire {
+    /// The note for one engine ("" when there is none).
+    pub fn engine_note(&self, e: Engine) -> &'static str {
+        match e {
+            Engine::Vllm => self.vllm,
+            Engine::Sglang => self.sglang,
+            Engine::Trtllm => self.trtllm,
+        }
+    }
+
+    /// "T9".
+    pub fn id(&self) -> String {
+        format!("T{}", self.number)
+    }
+}
+
+/// All fifteen tripwires, in number order.
+pub fn all() -> &'static [Tripwire; 15] {
+    &TRIPWIRES
+}
+
+/// Tripwire `number` (1..=15).
+pub fn get(number: u8) -> Option<&'static Tripwire> {
+    TRIPWIRES.iter().find(|t| t.number == number)
+}
+
+/// Finds by "T9", "t9", "9", or slug "falling-ceiling" (trimmed, case-insensitive).
+pub fn find(query: &str) -> Option<&'static Tripwire> {
+    let q = query.trim().to_ascii_lowercase();
+    if q.is_empty() {
+        return None;
+    }
+    let digits = q.strip_prefix('t').unwrap_or(&q);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return digits.parse::<u8>().ok().and_then(get);
+    }
+    TRIPWIRES.iter().find(|t| t.slug == q)
+}
+
+static TRIPWIRES: [Tripwire; 15] = [
+    Tripwire {
+        number: 1,
+        slug: "silent-preemption",
+        title: "Silent preemption",
+        catches: "When the KV cache has no room left, the engine evicts a running request: it \
+                  throws away that request's cache and sends it back to the queue. When the \
+                  request resumes, the server recomputes its prompt and everything it had \
+                  written so far. The client sees a slower answer and no error, and depending \
+                  on the engine the server log may say nothing at all.",
+        why: "Latency and throughput include recomputed work the load tool never sees, so the \
+              numbers describe a server that was throwing work away, not one running smoothly.",
+        evidence: "The engine's eviction counter in the before and after readings (vLLM \
+                   `vllm:num_preemptions_total`, SGLang `sglang:num_retracted_requests_total`). \
+                   TensorRT-LLM counts none, so inferlint counts the pause lines in the server \
+                   log that covers the run, or else looks for paused requests in the recording.",
+        reproduce: "inferlint preemption BEFORE AFTER (for TensorRT-LLM add --boot-log boot.log \
+                    and --series SERIES), or inferlint analyze RUN_DIR",
+        fix: "Give the KV cache more room (a larger memory share, a shorter maximum length, a \
+              smaller or quantised cache) or lower the concurrency until the count stays at 0. \
+              If you keep the run, report the number of evictions with its results.",
+        vllm: "vLLM counts preemptions in `vllm:num_preemptions_total` and writes no log line \
+               for them at the default log level: the counter is the only trace.",
+        sglang: "SGLang calls it a retraction and logs a WARNING for each one. Its counter \
+                 `sglang:num_retracted_requests_total` exists only after the first retraction; \
+                 before that, the `sglang:num_retracted_reqs` gauge shows the count is 0.",
+        trtllm: "TensorRT-LLM calls it a pause and counts nothing. Under the MAX_UTILIZATION \
+                 scheduler policy it logs each one at INFO as `request ID N -> pause`, so the \
+                 verdict needs the server log saved until after the run. Its default policy, \
+                 GUARANTEED_NO_EVICT, starts a request only when its whole output fits, and \
+                 pauses none.",
+    },
+    Tripwire {
+        number: 2,
+        slug: "orphaned-engine",
+        title: "Orphaned engine process",
+        catches: "Stopping a server by killing only its API process can leave the engine's \
+                  worker running under another name. That orphan keeps the model weights and \
+                  the KV cache in GPU memory. The next server then finds less memory free, \
+                  sizes a smaller KV pool, and reports no error.",
+        why: "Runs started next to an orphan have a smaller cache than their settings imply, so \
+              they cannot be compared with runs that started on a free card.",
+        evidence: "The recorder's readings of server processes (from /proc) and GPU memory used \
+                   (from nvidia-smi), taken at its GPU check before a start (`gate.json`) and \
+                   after it stops the server (`teardown.json`). The card is clear after 2 \
+                   readings in a row with no server process and at most 800 MiB used (by default).",
+        reproduce: "inferlint-recorder teardown (stop every server process, then wait for a \
+                    clear card); inferlint-recorder gpu-inspect (check the card before a \
+                    start); inferlint analyze RUN_DIR reads teardown.json or gate.json",
+        fix: "Stop servers with `inferlint-recorder teardown`, which also finds renamed engine \
+              workers, and start the next server only once the card reads clear. If an \
+              orphan is left, stop it by its process id.",
+        vllm: "The orphan is the renamed engine child `VLLM::EngineCore` (or another \
+               `VLLM::` process, such as `VLLM::Worker_TP0`).",
+        sglang: "The orphans are SGLang's renamed workers, `sglang::scheduler` and \
+                 `sglang::detokenizer`.",
+        trtllm: "The workers are `prte` and `python -m mpi4py.futures.server` processes \
+                 started under `trtllm-serve`. They are recognised only as its descendants, \
+                 never by name, so an unrelated MPI job is left alone.",
+    },
+    Tripwire {
+        number: 3,
+        slug: "cleanup-self-kill",
+        title: "Clean-up kills its own shell",
+        catches: "A clean-up line such as `bash -c '...; pkill -f \"vllm serve\"; ...'` \
+                  contains its own search pattern. `pkill -f` matches against whole command \
+                  lines, so it kills the shell running it: the shell exits with status 143 and \
+                  the commands after it never run. The same kill also misses renamed engine \
+                  workers (T2) and can hit bystanders such as `tail -f \"vllm serve.log\"`.",
+        why: "The rest of the clean-up silently never happens, so the next run can start on a \
+              busy card or next to a half-stopped server.",
+        evidence: "No run file can show it, so inferlint gives no verdict. The recorder avoids \
+                   it: it recognises server processes by the shape of their argument lists, \
+                   never by a substring, and never targets itself or its parent processes.",
+        reproduce: "inferlint-recorder teardown --dry-run (lists the server processes it would \
+                    stop, and what `pkill -f` would miss or wrongly hit)",
+        fix: "Do not kill servers by substring from a shell whose own command line contains \
+              the pattern. Use `inferlint-recorder teardown`, or signal the exact process ids \
+              you saved when you started the server.",
+        vllm: "The usual pattern, `vllm serve`, also misses the renamed `VLLM::EngineCore`.",
+        sglang: "The usual patterns are `sglang.launch_server` or `sglang serve`; the renamed \
+                 `sglang::` workers may not match them.",
+        trtllm: "The usual pattern is `trtllm-serve`; its `prte` and `mpi4py.futures.server` \
+                 workers do not carry it in their command lines.",
+    },
+    Tripwire {
+        number: 4,
+        slug: "pool-size-jump",
+        title: "KV pool size jumps between starts",
+        catches: "At each start the engine sizes its KV pool from the GPU memory left after \
+                  loading the weights and capturing CUDA graphs, and the size moves in steps. \
+                  Two starts with exactly the same settings can land on different steps, \
+                  thousands of tokens apart. Nothing in the log marks this as unusual.",
+        why: "A different pool changes how many requests fit and when evictions begin, so two \
+              runs from such starts differ for a reason unrelated to what you changed.",
+        evidence: "The pool size line of each boot log (vLLM `GPU KV cache size`, SGLang `KV \
+                   Cache is allocated ... #tokens`, TensorRT-LLM `Allocated ... for max tokens \
+                   in paged KV cache`), compared between starts with the same settings. Any \
+                   difference, even one token, is a warning.",
+        reproduce: "inferlint check-log boot.log boot2.log",
+        fix: "Compare results only between starts with the same pool, and keep the pool size \
+              with every result. If it moved, restart until it matches, or set the cache size \
+              explicitly where the engine allows it.",
+        vllm: "Starts are matched on the whole set of non-default arguments. The vLLM version \
+               is not part of it, so starts of two releases with the same arguments are \
+               compared too.",
+        sglang: "Starts are matched on every printed setting except `random_seed`, which SGLang \
+                 draws afresh at each start.",
+        trtllm: "Starts are matched on the `LLM Args` line without the values derived from the \
+                 pool itself (`max_tokens` and `max_gpu_total_bytes` in its KV cache config), so \
+                 two starts with the same settings are compared even when their pools differ.",
+    },
+    Tripwire {
+        number: 5,
+        slug: "large-kv-blocks",
+        title: "Large KV blocks",
+        catches: "The KV cache is handed out in blocks, and every request holds whole blocks. \
+                  Models that mix attention layers with Mamba layers force the block to \
+                  hundreds of tokens, so that an attention page is at least as large as a \
+                  Mamba state page. A 100-token request then occupies a full 784-token block, \
+                  so the real capacity is a fraction of what the token count promises.",
+        why: "Capacity worked out from the pool in tokens overstates how many requests fit, so \
+              concurrency and eviction figures cannot be compared with a model using small \
+              blocks.",
+        evidence: "The block size in the boot log: vLLM's `Setting attention block size to N \
+                   tokens` line (with the Mamba page padding), SGLang's `page_size` setting, \
+                   TensorRT-LLM's `tokens per block=N`. A warning when vLLM forced a size other \
+                   than the one asked for (16 by default).",
+        reproduce: "inferlint check-log boot.log",
+        fix: "There is nothing to repair: it is how such models are served. Size the load in \
+              whole blocks, and compare the run only with runs that use the same block size.",
+        vllm: "Hybrid attention/Mamba models print a forced block size (784, 416, 832 or 1568 \
+               tokens in the tested runs); plain models keep the default 16 tokens and pass.",
+        sglang: "SGLang calls the unit a page. Its size is the `page_size` setting (1 token in \
+                 the tested runs), and it passes as set.",
+        trtllm: "TensorRT-LLM prints `tokens per block=N` (32 in the tested runs); any size \
+                 passes.",
+    },
+    Tripwire {
+        number: 6,
+        slug: "backend-ignored",
+        title: "Requested attention backend ignored",
+        catches: "You can ask for an attention backend by name, but the request applies to the \
+                  main model only. With speculative decoding, the draft model picks its own \
+                  backend from a list of candidates, and nothing in the log calls that an \
+                  override. A run meant to test one backend can partly run on another.",
+        why: "A result labelled with one attention backend may have measured another, so the \
+              comparison it was made for does not hold.",
+        evidence: "The backend asked for in the boot log's arguments, against the backend \
+                   selection lines for the main model and, after `Loading drafter model`, for \
+                   the draft model.",
+        reproduce: "inferlint check-log boot.log",
+        fix: "Check that the backend you ask for is one the draft model can use too, or label \
+              the result with every backend that actually ran.",
+        vllm: "The flag is `--attention-backend`. Selection lines read `Using NAME attention \
+               backend out of potential backends` or `Using AttentionBackendEnum.NAME \
+               backend.`; a draft model (`speculative_config`) can pick, say, FLASHINFER \
+               while the main model runs TRITON_ATTN.",
+        sglang: "The flag is `--attention-backend`. Without it SGLang logs `Attention backend \
+                 not specified. Use NAME backend by default` (flashinfer in the tested runs).",
+        trtllm: "The setting is `attn_backend`. The `LLM Args` line prints the backend in use \
+                 whether or not one was asked for, so inferlint never treats it as requested \
+                 and reports the backend it shows.",
+    },
+    Tripwire {
+        number: 7,
+        slug: "crash-after-ready",
+        title: "Crash after ready",
+        catches: "A server can announce it is ready, then fail on its first real requests or \
+                  die during the run. Typical causes are a GPU kernel built on first use that \
+                  does not compile, or memory that runs out once real batches arrive. The load \
+                  tool then records errors or timeouts instead of a measurement.",
+        why: "Being ready is not the same as serving: numbers from such a run describe a \
+              failing server, not its speed.",
+        evidence: "The boot log after `Application startup complete`: the first error with a \
+                   known cause, unless a later request was answered with status 200. Also the \
+                   recorder's probe (`probe.json`): one request, a burst of 8 at once, then a \
+                   health check. Requests turned away by admission control are counted, not \
+                   treated as a crash.",
+        reproduce: "inferlint-recorder probe URL; inferlint check-log boot.log (on the log \
+                    saved after the run)",
+        fix: "Read the cause in the finding, fix it (build toolchain, memory setting, backend) \
+              and start again. Probe a new configuration before sending it a benchmark load.",
+        vllm: "A kernel built on the first request (for example FlashInfer for a draft model) \
+               can fail only then. Rejections by admission control (`--max-num-queued-reqs`, \
+               `QueueOverflowError`, HTTP 503) mean the server stayed up: T7 passes and says \
+               how many were rejected.",
+        sglang: "SGLang logs some errors after ready that it survives, such as a failed \
+                 post-warm-up step; they are ignored when a later request was served.",
+        trtllm: "TensorRT-LLM's error lines start with a `[TRT-LLM] [E]` prefix, so only causes \
+                 recognised anywhere in a line (toolchain, out of memory, CUDA errors) are \
+                 read from them.",
+    },
+    Tripwire {
+        number: 8,
+        slug: "concurrency-not-reached",
+        title: "Concurrency not reached",
+        catches: "A load tool's concurrency is how many requests it keeps open, not how many \
+                  the server runs. The scheduler may run far fewer and queue the rest, held \
+                  back by its running limit or by the KV cache. vLLM's boot line 'Maximum \
+                  concurrency for N tokens per request' assumes every request fills the whole \
+                  context, so it proves nothing either way.",
+        why: "A result labelled with the concurrency you asked for may describe a server that \
+              ran far fewer requests at once.",
+        evidence: "The peak of the running-requests gauge in the recording, and running plus \
+                   waiting, against the concurrency asked for (`--requested`, the recorder's \
+                   manifest, or the load tool's `max_concurrency`). The boot log gives the \
+                   server's own running limit and admission-control limit to explain a \
+                   shortfall.",
+        reproduce: "inferlint series SERIES --requested N --boot-log boot.log, or inferlint \
+                    analyze RUN_DIR --requested N",
+        fix: "Raise the server's running limit or give the KV cache more room until the peak \
+              reaches what you asked for, or report the concurrency the server actually ran.",
+        vllm: "`--max-num-seqs` caps how many run at once. From 0.29, admission control \
+               (`--max-num-queued-reqs`) rejects requests beyond the queue limit instead of \
+               queueing them, and the load tool counts them as failed.",
+        sglang: "SGLang may lower `--max-running-requests` at start-up (for example because of \
+                 the mamba state cache) and still report the limit it was given; its log line \
+                 `max_running_requests is capped to N by the ...` shows the real one.",
+        trtllm: "Its gauges move only when a request completes, so a peak below the concurrency \
+                 asked for may be a missed reading: the check then says it can't tell instead of \
+                 failing. Its running limit is `max_batch_size` (logged as \
+                 `max_num_requests`), and the gauges need `enable_iter_perf_stats: true`.",
+    },
+    Tripwire {
+        number: 9,
+        slug: "falling-ceiling",
+        title: "Falling concurrency ceiling",
+        catches: "With the KV cache full, the number of requests that fit is floor(1 / share), \
+                  where share is the fraction of the cache one running request holds. Each \
+                  request holds more blocks as its answer grows, so this ceiling falls during \
+                  the run, and every fall evicts requests (T1). A single 'maximum concurrency' \
+                  figure describes no moment of such a run.",
+        why: "Concurrency was not a constant of this run, so any single capacity figure quoted \
+              for it holds for only part of it.",
+        evidence: "The running-requests and KV-usage gauges in the recording, at the readings \
+                   where the cache was at least 90% full (else at every busy reading). With \
+                   T14's block count the arithmetic is done in whole blocks.",
+        reproduce: "inferlint series SERIES --snapshot S",
+        fix: "Report concurrency as the range the check gives, or give the cache more room or \
+              shorten the answers so the ceiling stays above the concurrency you asked for.",
+        vllm: "The usage gauge counts out of the usable blocks (one fewer than exported, T14); \
+               with an after reading the ceiling is computed in whole blocks.",
+        sglang: "SGLang's usage gauge is its fullest memory pool, which for a hybrid model may \
+                 be the per-request state slots rather than the KV cache, and it is rounded to \
+                 0.01, so the shares are approximate.",
+        trtllm: "Its gauges move only when a request completes, so the ceiling rests on few \
+                 readings.",
+    },
+    Tripwire {
+        number: 10,
+        slug: "integer-second-timer",
+        title: "Whole-second timer",
+        catches: "A run timed with whole-second stamps, such as `date +%s`, can be off by up to \
+                  a second at each end. On a 30-second run that is a few percent, and the \
+                  error differs independently between the two runs of a comparison.",
+        why: "A throughput difference of a few percent between two runs can be nothing but \
+              timer rounding.",
+        evidence: "The generated-token counter in the before and after readings, divided by \
+                   the time between them on their own sub-second clocks (monotonic when both \
+                   have one); also what two whole-second stamps would have given.",
+        reproduce: "inferlint rate BEFORE AFTER",
+        fix: "Time runs with a sub-second clock, or take the rate from the readings' own \
+              clocks as inferlint does.",
+        vllm: "",
+        sglang: "SGLang's token counter moves only when a request finishes, so take the after \
+                 reading once the last request has ended.",
+        trtllm: "TensorRT-LLM's token counter moves only when a request finishes, so take the \
+                 after reading once the last request has ended.",
+    },
+    Tripwire {
+        number: 11,
+        slug: "kv-memory-drift",
+        title: "KV memory drift between starts",
+        catches: "The GPU memory left for the KV cache varies between starts with the same \
+                  settings, mostly because CUDA-graph capture and compilation take a slightly \
+                  different amount each time. A small loss can drop the pool by a whole step \
+                  (T4).",
+        why: "Runs that look identical may have had different cache sizes, and that alone can \
+              change their concurrency and evictions.",
+        evidence: "The KV memory line of each boot log (vLLM `Available KV cache memory`, \
+                   SGLang's K plus V sizes, TensorRT-LLM's allocated GiB), compared between \
+                   starts with the same settings, with what moved beside it: weights and other \
+                   memory, peak activation, and whether the model was compiled from scratch.",
+        reproduce: "inferlint check-log boot.log boot2.log",
+        fix: "Keep every start's boot log and compare results only between starts with the \
+              same KV memory. Let the compile cache warm up so every start loads it the same \
+              way.",
+        vllm: "A start that compiles the model from scratch (`Compiling a graph for compile \
+               range`) can leave a different amount of memory than one that loads the saved \
+               compilation (`Directly load AOT compilation`).",
+        sglang: "SGLang prints the K and V sizes in GB; their sum is compared as printed.",
+        trtllm: "",
+    },
+    Tripwire {
+        number: 12,
+        slug: "unexplained-failure",
+        title: "Failed start with a buried cause",
+        catches: "A server that fails to start often prints a long trail of errors, and the \
+                  last one (the engine is dead, a generic exception) is rarely the cause. The \
+                  real cause sits earlier: a kernel build toolchain that does not work, memory \
+                  that ran out, a KV cache too small for one request, a CUDA or accelerator \
+                  error.",
+        why: "Without the real cause, people change the wrong setting, or report a broken \
+              configuration as a slow one.",
+        evidence: "The boot log up to readiness, read against ordered rules: build toolchain \
+                   errors first, then out of memory, KV cache too small, accelerator and CUDA \
+                   errors, assertions, value and runtime errors, other exceptions, and 'engine \
+                   dead' last. Optional-import tracebacks are skipped.",
+        reproduce: "inferlint check-log boot.log",
+        fix: "Fix the cause named in the finding (matching CUDA headers or linker libraries, a \
+              lower memory share or context length, a free GPU), then start again.",
+        vllm: "Everything from the first `[shutdown]` line on is ignored: a server stopped from \
+               outside logs tracebacks from closing pipes, which are not failures.",
+        sglang: "Optional-import tracebacks between `[start of ... traceback]` and `[end of ... \
+                 traceback]` are ignored. A hybrid model can fail with 'Not enough GPU memory \
+                 for hybrid (mamba/linear-attention) state cache'.",
+        trtllm: "Lines behind the `[TRT-LLM] [E]` prefix reach only the rules that match \
+                 anywhere in a line; a missing CUDA_HOME, for example, shows as the bare \
+                 assertion `assert cuda_home is not None`.",
+    },
+    Tripwire {
+        number: 13,
+        slug: "stale-waiter",
+        title: "Stale waiter adopts the next server",
+        catches: "A test script stopped while waiting for its server to become ready can keep \
+                  polling the port. When the next script starts its own server on the same \
+                  port, the stale waiter takes it for its own, and its late clean-up then \
+                  kills that server in the middle of the other run.",
+        why: "A run that loses its server halfway, or shares it with another campaign, gives \
+              numbers that belong to neither.",
+        evidence: "No run file can show it, so inferlint gives no verdict. The recorder avoids \
+                   it: it refuses to start while a server process is visible or the port is \
+                   taken, and at readiness checks that the port's listening socket belongs to \
+                   a process it started.",
+        reproduce: "inferlint-recorder record -o run/ --serve \"...\" -- LOAD...",
+        fix: "In your own scripts, confirm a stopped script's process is really gone, use one \
+              port per campaign, and check that the server you found is the one you started.",
+        vllm: "vLLM and TensorRT-LLM both listen on port 8000 by default, so their campaigns \
+               share a port unless one is moved.",
+        sglang: "SGLang listens on port 30000 by default.",
+        trtllm: "TensorRT-LLM and vLLM both listen on port 8000 by default, so their campaigns \
+                 share a port unless one is moved.",
+    },
+    Tripwire {
+        number: 14,
+        slug: "null-block",
+        title: "Reserved null block",
+        catches: "vLLM exports its number of KV blocks as `num_gpu_blocks`, but one block is \
+                  reserved and never holds a request's cache. Its usage gauge counts out of \
+                  one block fewer. Any capacity computed from the exported count is one block \
+                  too high.",
+        why: "On a small pool one block is several percent of capacity, so 'how many fit' \
+              figures built on the exported count are too high.",
+        evidence: "The `num_gpu_blocks` label of `vllm:cache_config_info` in the after reading, \
+                   against the block count inferred from the KV-usage readings in the recording \
+                   (their common denominator, trusted with at least 5 distinct readings).",
+        reproduce: "inferlint series SERIES --snapshot S",
+        fix: "Use num_gpu_blocks - 1 as the usable block count. If the check fails, make sure \
+              the recording and the after reading come from the same start; otherwise the \
+              gauge's meaning changed in this vLLM release.",
+        vllm: "The usage gauge `vllm:kv_cache_usage_perc` moves in steps of 1 / \
+               (num_gpu_blocks - 1).",
+        sglang: "Does not apply: T14 is about vLLM's reserved block, and SGLang exports no \
+                 block count.",
+        trtllm: "Does not apply: T14 is about vLLM's reserved block, and TensorRT-LLM exports \
+                 no block count.",
+    },
+    Tripwire {
+        number: 15,
+        slug: "client-server-mismatch",
+        title: "Client and server counts disagree",
+        catches: "The load tool counts the requests and tokens it sent; the server counts \
+                  everything it served. If other traffic shared the server during the run, the \
+                  server's numbers include it. If the load tool counted work the server never \
+                  did, its own numbers are wrong. Warm-up and test requests are counted by the \
+                  server but left out of the load tool's result.",
+        why: "Either way the throughput and latency figures do not describe the load you think \
+              they describe.",
+        evidence: "The load tool's result file (completed and failed requests, output tokens) \
+                   against the server's finished-request and generated-token counters between \
+                   the before and after readings, allowing for the test and warm-up requests \
+                   the load tool's output (`load.log`) says it sent.",
+        reproduce: "inferlint analyze RUN_DIR (needs the load tool's result file, such as \
+                    bench.json, and both readings)",
+        fix: "Benchmark on a server nothing else uses, and keep the load tool's output so its \
+              warm-up requests can be counted. If the counts still disagree, find the other \
+              client before trusting the numbers.",
+        vllm: "`vllm bench serve` may send an initial test request and `--num-warmups N` \
+               warm-up requests that its result leaves out. Requests rejected by admission \
+               control count as failed on the client and never finish on the server, so the \
+               counts still agree.",
+        sglang: "SGLang's own client sends `--warmup-requests` (1 by default) before timing \
+                 starts and prints `Warmup completed with N sequences`; the server counts \
+                 them.",
+        trtllm: "TensorRT-LLM's client sends one initial test request (`Initial test run \
+                 completed.`) that the server counts and its result leaves out.",
+    },
+];
+
+/// The report's glossary (report.md §4.5): 18 terms in a fixed order, each with a short
+/// plain definition; a few depend on the engine.
+pub fn glossary(engine: Engine) -> Vec<(&'static str, String)> {
+    let name = engine.display();
+    let kv_block = match engine {
+        Engine::Vllm => {
+            "The unit the KV pool is divided into; a request always occupies whole blocks, so \
+             its last one is often partly empty. vLLM's blocks hold 16 tokens unless set \
+             otherwise, but models that mix attention with Mamba layers get blocks of hundreds \
+             of tokens (T5)."
+        }
+        Engine::Sglang => {
+            "The unit the KV pool is divided into; a request always occupies whole blocks, so \
+             its last one is often partly empty. SGLang calls a block a page and uses 1-token \
+             pages unless set otherwise; 16 tokens is common elsewhere, and models that mix \
+             attention with Mamba layers can need hundreds (T5)."
+        }
+        Engine::Trtllm => {
+            "The unit the KV pool is divided into; a request always occupies whole blocks, so \
+             its last one is often partly empty. TensorRT-LLM's blocks held 32 tokens in the \
+             tested runs; 16 is common elsewhere, and models that mix attention with Mamba \
+             layers can need hundreds (T5)."
+        }
+    };
+    let null_block = match engine {
+        Engine::Vllm => "vLLM reserves one block of its pool as a placeholder and never hands it \
+                         to a request: of the N blocks it reports, only N - 1 can hold requests' \
+                         data (T14)."
+            .to_string(),
+        _ => format!(
+            "vLLM reserves one block of its pool as a placeholder and never hands it to a \
+             request, so only N - 1 of the N blocks it reports hold data (T14). {name} exports \
+             no block count, so this check does not apply to it."
+        ),
+    };
+    let ceiling = match engine {
+        Engine::Sglang => {
+            "The number of requests the full cache could hold at their present length: floor(1 \
+             / share), share being the slice of the cache one running request occupies. It \
+             drops as requests grow (T9); SGLang's share comes from its fullest memory pool."
+        }
+        _ => {
+            "The number of requests the full cache could hold at their present length: floor(1 \
+             / share), share being the slice of the cache one running request occupies. \
+             Requests grow as they write, so this number drops during a run (T9)."
+        }
+    };
+    let evict = "Making room in a full KV cache by stopping a running request and discarding \
+                 its cached data; the request goes back to the queue and recomputes all of it \
+                 later.";
+    let preemption = match engine {
+        Engine::Vllm => {
+            format!("{evict} vLLM counts each preemption but writes no log line for it (T1).")
+        }
+        Engine::Sglang => format!(
+            "{evict} SGLang calls it a retraction: it logs a warning for each one and counts \
+             them, though its counter appears only after the first (T1)."
+        ),
+        Engine::Trtllm => format!(
+            "{evict} TensorRT-LLM calls it a pause and pauses only under its MAX_UTILIZATION \
+             policy, counting none and logging each at INFO level; its default \
+             GUARANTEED_NO_EVICT policy pauses none (T1)."
+        ),
+    };
+    let tokens_per_s = if engine.tokens_at_finish() {
+        format!(
+            "The server's count of generated tokens over the measured time, divided by its \
+             length: the output of all requests combined, not the speed of one. {name}'s \
+             counter moves only when a request finishes."
+        )
+    } else {
+        "The server's count of generated tokens over the measured time, divided by its length: \
+         the output of all requests combined, not the speed of one."
+            .to_string()
+    };
+    let backend_flag = match engine {
+        Engine::Trtllm => "the `attn_backend` setting",
+        _ => "`--attention-backend`",
+    };
+    vec![
+        (
+            "Token",
+            "The unit a language model reads and writes: a word or a piece of one, roughly four \
+             characters of English. Most figures in this report, from speed to cache size, \
+             are counted in tokens."
+                .to_string(),
+        ),
+        (
+            "Prompt and output tokens",
+            "The prompt is the input a request carries, and its length in tokens is its prompt \
+             tokens. Output tokens are what the model generates in reply, produced one at a \
+             time."
+                .to_string(),
+        ),
+        (
+            "Request",
+            "One call to the server: a prompt goes in and the model's whole answer comes back."
+                .to_string(),
+        ),
+        (
+            "Concurrency",
+            "The number of requests in flight together. Asked for: how many the load tool holds \
+             open at once; running: how many of those the server's scheduler is processing; \
+             any others sit in the queue."
+                .to_string(),
+        ),
+        (
+            "Waiting (queue)",
+            "Requests that have reached the server but not begun, because the KV cache or the \
+             server's running limit has no space for them yet. Their wait is part of their time \
+             to first token."
+                .to_string(),
+        ),
+        (
+            "KV cache",
+            "Memory on the GPU holding the intermediate results (keys and values) the model \
+             computed for every token of each active request, so they are not recomputed at \
+             every step. Each new token a request writes adds to its part of the cache."
+                .to_string(),
+        ),
+        (
+            "KV pool",
+            format!(
+                "How many tokens the KV cache can hold in total. {name} decides it anew at every \
+                 start, from whatever GPU memory remains once the model is loaded, so the same \
+                 settings can give a different pool next time (T4, T11)."
+            ),
+        ),
+        ("KV block", kv_block.to_string()),
+        ("Null block", null_block),
+        ("Fit in cache (ceiling)", ceiling.to_string()),
+        ("Preemption", preemption),
+        ("Output tokens per second", tokens_per_s),
+        (
+            "Time to first token",
+            "How long a request waits, from being sent, until the first piece of its answer \
+             arrives. Queueing counts too, so it grows when the server is full."
+                .to_string(),
+        ),
+        (
+            "Boot log",
+            format!(
+                "The server's own output, saved from the moment it starts until it is stopped. \
+                 It shows the settings {name} really applied (sometimes not the ones \
+                 requested), the memory it set aside, and any errors."
+            ),
+        ),
+        (
+            "Before and after readings",
+            "Two captures of every server counter, one right before the load starts and one \
+             right after it ends. Subtracting the first from the second isolates what the load \
+             did."
+                .to_string(),
+        ),
+        (
+            "Recording",
+            "Samples of the server's live gauges (requests running and waiting, share of the KV \
+             cache in use), taken every fraction of a second while the load runs. The charts \
+             and several checks are built from it."
+                .to_string(),
+        ),
+        (
+            "Attention backend",
+            format!(
+                "The set of GPU kernels that performs attention, the step where each token looks \
+                 back at the text before it. {name} ships several and chooses one itself unless \
+                 {backend_flag} asks for a specific one (T6)."
+            ),
+        ),
+        (
+            "CUDA graphs",
+            "A start-up optimisation: the server captures its sequence of GPU operations once \
+             and then replays it, instead of launching each operation separately. The captured \
+             graphs occupy GPU memory that the KV cache then cannot use."
+                .to_string(),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::SLUGS;
+
+    fn texts(t: &Tripwire) -> [&'static str; 10] {
+        [
+            t.title,
+            t.catches,
+            t.why,
+            t.evidence,
+            t.reproduce,
+            t.fix,
+            t.vllm,
+            t.sglang,
+            t.trtllm,
+            t.slug,
+        ]
+    }
+
+    #[test]
+    fn slugs_match_verdicts() {
+        for t in all() {
+            assert_eq!(t.slug, SLUGS[usize::from(t.number) - 1], "{}", t.id());
+        }
+    }
+
+    #[test]
+    fn numbers_in_order() {
+        for (i, t) in all().iter().enumerate() {
+            assert_eq!(usize::from(t.number), i + 1);
+            assert_eq!(t.id(), format!("T{}", i + 1));
+            assert!(std::ptr::eq(get(t.number).unwrap(), t));
+        }
+        assert!(get(0).is_none());
+        assert!(get(16).is_none());
+    }
+
+    #[test]
+    fn finding() {
+        assert_eq!(find("T9").map(|t| t.number), Some(9));
+        assert_eq!(find("t9").map(|t| t.number), Some(9));
+        assert_eq!(find("9").map(|t| t.number), Some(9));
+        assert_eq!(find("falling-ceiling").map(|t| t.number), Some(9));
+        assert_eq!(find(" t14 ").map(|t| t.number), Some(14));
+        assert_eq!(find("Null-Block").map(|t| t.number), Some(14));
+        assert_eq!(find("T1").map(|t| t.number), Some(1));
+        assert_eq!(find("T15").map(|t| t.number), Some(15));
+        for bad in ["T16", "x", "", " ", "T", "t0", "0", "-1", "T9x", "999"] {
+            assert!(find(bad).is_none(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn every_entry_is_filled() {
+        for t in all() {
+            for (field, text) in [
+                ("title", t.title),
+                ("catches", t.catches),
+                ("why", t.why),
+                ("evidence", t.evidence),
+                ("reproduce", t.reproduce),
+                ("fix", t.fix),
+            ] {
+                assert!(!text.trim().is_empty(), "{} {field}", t.id());
+            }
+            assert!(t.reproduce.contains("inferlint"), "{}", t.id());
+        }
+    }
+
+    #[test]
+    fn engine_notes() {
+        let t14 = get(14).unwrap();
+        assert!(t14
+            .engine_note(Engine::Sglang)
+            .starts_with("Does not apply"));
+        assert!(t14
+            .engine_note(Engine::Trtllm)
+            .starts_with("Does not apply"));
+        assert!(!t14.engine_note(Engine::Vllm).starts_with("Does not apply"));
+        let t1 = get(1).unwrap();
+        assert!(t1
+            .engine_note(Engine::Trtllm)
+            .contains("request ID N -> pause"));
+        assert!(t1.engine_note(Engine::Sglang).contains("WARNING"));
+        assert!(get(2).unwrap().vllm.contains("VLLM::EngineCore"));
+    }
+
+    #[test]
+    fn no_reference_command_names() {
+        let glossaries: Vec<String> = Engine::ALL
+            .into_iter()
+            .flat_map(glossary)
+            .map(|(term, def)| format!("{term} {def}"))
+            .collect();
+        let all_texts = all()
+            .iter()
+            .flat_map(texts)
+            .map(str::to_string)
+            .chain(glossaries);
+        // The reference's command names, spelled in pieces so this file itself stays free
+        // of them for a plain text search.
+        let banned = [["x", "ray"].concat(), ["inferlint ", "report"].concat()];
+        for text in all_texts {
+            let lower = text.to_ascii_lowercase();
+            for word in &banned {
+                assert!(!lower.contains(word.as_str()), "{word:?} in {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn glossary_terms() {
+        let expected = [
+            "Token",
+            "Prompt and output tokens",
+            "Request",
+            "Concurrency",
+            "Waiting (queue)",
+            "KV cache",
+            "KV pool",
+            "KV block",
+            "Null block",
+            "Fit in cache (ceiling)",
+            "Preemption",
+            "Output tokens per second",
+            "Time to first token",
+            "Boot log",
+            "Before and after readings",
+            "Recording",
+            "Attention backend",
+            "CUDA graphs",
+        ];
+        for e in Engine::ALL {
+            let g = glossary(e);
+            let terms: Vec<&str> = g.iter().map(|(t, _)| *t).collect();
+            assert_eq!(terms, expected, "{}", e.key());
+            for (term, def) in &g {
+                assert!(!def.trim().is_empty(), "{term}");
+            }
+        }
+        let preemption = |e| {
+            glossary(e)
+                .into_iter()
+                .find(|(t, _)| *t == "Preemption")
+                .unwrap()
+                .1
+        };
+        let (v, s, t) = (
+            preemption(Engine::Vllm),
+            preemption(Engine::Sglang),
+            preemption(Engine::Trtllm),
+        );
+        assert!(v != s && s != t && v != t);
+        assert!(s.contains("retraction"));
+        assert!(t.contains("MAX_UTILIZATION") && t.contains("GUARANTEED_NO_EVICT"));
+    }
+}

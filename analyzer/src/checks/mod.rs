@@ -1,0 +1,11 @@
+//! The run-level tripwires, one file each (checks.md). Each takes already-parsed inputs
+//! and returns one result; none reads files.
+
+pub mod t01_preemption;
+pub mod t02_orphaned_engine;
+pub mod t07_probe;
+pub mod t08_concurrency;
+pub mod t09_ceiling;
+pub mod t10_rate;
+pub mod t14_null_block;
+pub mod t15_client_server;

@@ -1,0 +1,119 @@
+//! T9: with the cache full, the number of requests that fit falls as their outputs grow,
+//! so no single "max concurrency" describes the run (checks.md §4).
+
+use crate::blocks::ceiling;
+use crate::engine::Engine;
+use crate::num::fixed;
+use crate::series::{Row, Series};
+use crate::verdict::{CheckResult, Status};
+
+/// Usage at or above this counts as a full cache.
+pub const SATURATED: f64 = 0.9;
+
+pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
+    let engine = series.engine();
+    let busy: Vec<&Row> = series.busy().collect();
+    if busy.is_empty() {
+        let mut msg = "no sample has requests running and KV cache in use".to_string();
+        if let Some(hint) = engine.missing_gauges_hint() {
+            if series.rows.iter().all(|r| r.running.is_none()) {
+                msg.push_str(&format!("; {hint}"));
+            }
+        }
+        return CheckResult::new(9, Status::Unknown, msg);
+    }
+    let saturated: Vec<&Row> = busy
+        .iter()
+        .copied()
+        .filter(|r| r.kv_usage.is_some_and(|u| u >= SATURATED))
+        .collect();
+    let (basis, set) = if saturated.is_empty() {
+        ("busy", &busy)
+    } else {
+        ("saturated", &saturated)
+    };
+    let mut ceilings = Vec::with_capacity(set.len());
+    let (mut share_min, mut share_max) = (f64::INFINITY, f64::NEG_INFINITY);
+    for r in set.iter() {
+        let (run, u) = (r.running.unwrap_or(0.0), r.kv_usage.unwrap_or(0.0));
+        if let Some(c) = ceiling(run, u, usable_blocks) {
+            ceilings.push(c);
+        }
+        let share = u / run;
+        share_min = share_min.min(share);
+        share_max = share_max.max(share);
+    }
+    let fullest = busy
+        .iter()
+        .copied()
+        .fold(None::<&Row>, |best, r| match best {
+            Some(b) if r.kv_usage.unwrap_or(0.0) <= b.kv_usage.unwrap_or(0.0) => Some(b),
+            _ => Some(r),
+        });
+    let at_fullest = fullest.and_then(|r| {
+        ceiling(
+            r.running.unwrap_or(0.0),
+            r.kv_usage.unwrap_or(0.0),
+            usable_blocks,
+        )
+    });
+    let (Some(&cmin), Some(&cmax)) = (ceilings.iter().min(), ceilings.iter().max()) else {
+        return CheckResult::new(
+            9,
+            Status::Unknown,
+            "no sample gives a ceiling in whole blocks".to_string(),
+        );
+    };
+    let pool = if engine == Engine::Sglang {
+        "the fullest memory pool (KV cache or request state)"
+    } else {
+        "the cache"
+    };
+    let pct = |x: f64| fixed(x * 100.0, 1);
+    let share_text = if pct(share_min) == pct(share_max) {
+        format!("{}%", pct(share_min))
+    } else {
+        format!("{}% to {}%", pct(share_min), pct(share_max))
+    };
+    let n = set.len();
+    let mut r = if cmin == cmax {
+        CheckResult::new(
+            9,
+            Status::Pass,
+            format!(
+                "one request held {share_text} of {pool}, so floor(1/share) = {cmin} fit, on \
+                 every {basis} sample"
+            ),
+        )
+    } else {
+        CheckResult::new(
+            9,
+            Status::Warn,
+            format!(
+                "the number of requests that fit moved between {cmin} and {cmax} as requests \
+                 grew (one request held {share_text} of {pool}), so concurrency was not a \
+                 constant of this run"
+            ),
+        )
+    };
+    r.set("ceiling_min", cmin);
+    r.set("ceiling_max", cmax);
+    r.set("ceiling_at_fullest", at_fullest);
+    r.set("share_min", share_min);
+    r.set("share_max", share_max);
+    r.set("samples", n);
+    r.set("basis", basis);
+    r.set("usable_blocks", usable_blocks);
+    if let Some(blocks) = usable_blocks {
+        r.set("blocks_per_request_min", share_min * blocks as f64);
+        r.set("blocks_per_request_max", share_max * blocks as f64);
+    }
+    if engine.gauges_lag() {
+        r.set("gauges_lag", true);
+        r.message.push_str(&format!(
+            "; this rests on {n} readings, because TensorRT-LLM's gauges move only when a \
+             request completes"
+        ));
+    }
+    r
+}

@@ -1,0 +1,71 @@
+//! T10: a rate computed from whole-second stamps is off by up to a second at each end;
+//! the snapshots' own sub-second clocks give the real one (checks.md §5).
+
+use crate::counters::Pair;
+use crate::num::fixed;
+use crate::verdict::{CheckResult, Status};
+
+pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
+    let tokens = match pair.delta(counter, &[], None) {
+        Err(restart) => return CheckResult::new(10, Status::Unknown, restart.describe()),
+        Ok(t) => t,
+    };
+    let span = match pair.span() {
+        Err(refused) => return CheckResult::new(10, Status::Unknown, refused.describe()),
+        Ok(s) => s,
+    };
+    let Some(tokens) = tokens else {
+        return CheckResult::new(
+            10,
+            Status::Unknown,
+            format!("{counter} is missing from a snapshot, so no rate can be computed"),
+        );
+    };
+    if span.seconds <= 0.0 {
+        return CheckResult::new(
+            10,
+            Status::Unknown,
+            format!(
+                "the span between the readings is not positive ({} s)",
+                fixed(span.seconds, 3)
+            ),
+        );
+    }
+    let rate = tokens / span.seconds;
+    let int_span = pair.after.t_wall.trunc() - pair.before.t_wall.trunc();
+    let mut r = CheckResult::new(
+        10,
+        Status::Pass,
+        format!(
+            "{} tokens/s over {}s",
+            fixed(rate, 2),
+            fixed(span.seconds, 3)
+        ),
+    )
+    .with("tokens", tokens)
+    .with("span_s", span.seconds)
+    .with("span_uncertainty_s", span.uncertainty)
+    .with("rate_per_s", rate)
+    .with("integer_second_span_s", int_span as i64);
+    if int_span > 0.0 {
+        let int_rate = tokens / int_span;
+        r.set("integer_second_rate_per_s", int_rate);
+        // An idle run has no rate to compare against: leave the error out.
+        if rate != 0.0 {
+            r.set("integer_second_error", int_rate / rate - 1.0);
+        }
+    }
+    r
+}
+
+/// What a whole-second timer would have said, for the stand-alone `rate` command.
+pub fn integer_second_comparison(r: &CheckResult) -> Option<String> {
+    let rate = r.evidence("integer_second_rate_per_s")?.as_f64()?;
+    let err = r.evidence("integer_second_error")?.as_f64()?;
+    Some(format!(
+        "a whole-second timer would say {} tokens/s ({}{}%)",
+        fixed(rate, 2),
+        if err >= 0.0 { "+" } else { "" },
+        fixed(err * 100.0, 2)
+    ))
+}

@@ -1,0 +1,101 @@
+//! T15: the load tool's counts and the server's counters must agree; a difference means
+//! other traffic shared the server, or the client counted work the server did not do
+//! (checks.md §7).
+
+use crate::bench::BenchResult;
+use crate::counters::Pair;
+use crate::engine::Engine;
+use crate::num::thousands;
+use crate::verdict::{CheckResult, Status};
+
+pub fn check(
+    engine: Engine,
+    pair: &Pair<'_>,
+    result: &BenchResult,
+    result_file: &str,
+    expected_extra: i64,
+) -> CheckResult {
+    let m = engine.metrics();
+    let deltas = pair
+        .delta(m.requests_finished, &[], None)
+        .and_then(|done| Ok((done, pair.delta(m.generation_tokens, &[], None)?)));
+    let (done, tokens) = match deltas {
+        Err(restart) => {
+            let mut r = CheckResult::new(15, Status::Unknown, restart.describe());
+            r.evidence = restart.evidence();
+            return r;
+        }
+        Ok(d) => d,
+    };
+    let mut r = CheckResult::new(15, Status::Unknown, String::new())
+        .with("client_completed", result.completed)
+        .with("client_failed", result.failed)
+        .with("client_output_tokens", result.total_output_tokens)
+        .with("server_finished", done)
+        .with("server_output_tokens", tokens)
+        .with("expected_extra_requests", expected_extra)
+        .with("result_file", result_file);
+    let (Some(done), Some(tokens)) = (done, tokens) else {
+        r.message = format!(
+            "a server counter ({} or {}) is missing from a snapshot",
+            m.requests_finished, m.generation_tokens
+        );
+        return r;
+    };
+    let (Some(completed), Some(client_tokens)) = (result.completed, result.total_output_tokens)
+    else {
+        r.message = format!("{result_file} lacks `completed` or `total_output_tokens`");
+        return r;
+    };
+    let extra = done.trunc() as i64 - completed;
+    r.set("extra_requests", extra);
+    if extra > expected_extra {
+        r.status = Status::Fail;
+        r.message = format!(
+            "the server finished {} more request{} than the load tool sent: other traffic \
+             shared the server during the run",
+            extra - expected_extra,
+            if extra - expected_extra == 1 { "" } else { "s" }
+        );
+        return r;
+    }
+    if extra < expected_extra {
+        r.status = Status::Fail;
+        r.message = format!(
+            "the load tool counted {} more completed request{} than the server finished",
+            expected_extra - extra,
+            if expected_extra - extra == 1 { "" } else { "s" }
+        );
+        return r;
+    }
+    let per = if completed == 0 {
+        0.0
+    } else {
+        client_tokens as f64 / completed as f64
+    };
+    let extra_tokens = tokens - client_tokens as f64;
+    r.set("extra_output_tokens", extra_tokens);
+    let allowed = expected_extra as f64 * per.max(1.0) * 1.5;
+    if !(0.0..=allowed).contains(&extra_tokens) {
+        r.status = Status::Warn;
+        r.message = format!(
+            "requests agree, but the server generated {} output tokens and the load tool \
+             counted {}",
+            thousands(tokens),
+            thousands(client_tokens as f64)
+        );
+        return r;
+    }
+    r.status = Status::Pass;
+    r.message = format!(
+        "client and server agree: {completed} completed requests, {} output tokens",
+        thousands(client_tokens as f64)
+    );
+    if extra > 0 {
+        r.message.push_str(&format!(
+            ", plus {extra} untimed request{} (test or warm-up)",
+            if extra == 1 { "" } else { "s" }
+        ));
+    }
+    r
+}

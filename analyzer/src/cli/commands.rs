@@ -1,0 +1,511 @@
+//! One function per command. Each returns the exit status, or an [`Exit`] for errors
+//! that end it before any verdict.
+
+use std::path::{Path, PathBuf};
+
+use super::args::{
+    AnalyzeArgs, BootFactsArgs, CheckLogArgs, Common, ExplainArgs, PreemptionArgs, RateArgs,
+    SeriesArgs,
+};
+use super::render;
+use super::{named_engine, read_input, Exit};
+use crate::analysis::{
+    self, mismatch, snapshots_engine, AnalyzeError, BenchInput, InputFile, NamedEngine, Options,
+    RunInput,
+};
+use crate::bench::BenchResult;
+use crate::bootlog::{self, BootFacts};
+use crate::catalog;
+use crate::checks;
+use crate::counters::Pair;
+use crate::engine::{engine_from_log, Engine};
+use crate::folder;
+use crate::input::InputError;
+use crate::json::Json;
+use crate::series::Series;
+use crate::snapshot::Snapshot;
+use crate::text::decode_lossy;
+use crate::verdict::{exit_status, CheckResult};
+
+/// Prints results as a JSON array or as terminal lines, then the count line.
+fn print_results(results: &[CheckResult], common: &Common, extra: &[String]) {
+    if common.json {
+        let arr = Json::Arr(results.iter().map(CheckResult::to_json).collect());
+        println!("{}", arr.to_pretty(1));
+        return;
+    }
+    let colour = render::colour();
+    for r in results {
+        println!("{}", render::result_line(r, colour));
+    }
+    for line in extra {
+        println!("{line}");
+    }
+    println!("{}", render::count_line(results));
+}
+
+fn input_error(e: &InputError) -> Exit {
+    Exit::usage(e.to_string())
+}
+
+/// Reads a snapshot given on the command line.
+fn snapshot_arg(path: &Path) -> Result<Snapshot, InputError> {
+    let f = read_input(path);
+    let bytes = f
+        .bytes
+        .map_err(|reason| InputError::new(&f.name, None, reason))?;
+    Snapshot::read(&f.name, &bytes)
+}
+
+fn series_arg(path: &Path) -> Result<Series, InputError> {
+    let f = read_input(path);
+    let bytes = f
+        .bytes
+        .map_err(|reason| InputError::new(&f.name, None, reason))?;
+    let s = Series::read(&f.name, &bytes)?;
+    if let Some(n) = s.skip_note(&f.name) {
+        eprintln!("inferlint: {n}");
+    }
+    Ok(s)
+}
+
+/// A boot log's text (lossy); an unreadable file is an input error.
+fn log_arg(path: &Path) -> Result<(String, String), InputError> {
+    let f = read_input(path);
+    match f.bytes {
+        Ok(b) => Ok((f.name, decode_lossy(&b).into_owned())),
+        Err(reason) => Err(InputError::new(&f.name, None, reason)),
+    }
+}
+
+/// Refuses a boot log of another engine than the one named.
+fn check_log_engine(named: Option<NamedEngine>, name: &str, text: &str) -> Result<(), Exit> {
+    if let (Some(n), Some(found)) = (named, engine_from_log(text)) {
+        if found != n.engine {
+            return Err(Exit::usage(mismatch(n, name, found)));
+        }
+    }
+    Ok(())
+}
+
+fn check_snapshots_engine(named: Option<NamedEngine>, snaps: &[&Snapshot]) -> Result<Engine, Exit> {
+    let found = snapshots_engine(snaps);
+    if let (Some(n), Some(f)) = (named, found) {
+        if f != n.engine {
+            return Err(Exit::usage(mismatch(n, "the snapshots' metrics", f)));
+        }
+    }
+    if found.is_none() && named.is_none() {
+        eprintln!("inferlint: no engine's metric names in the snapshots: reading them as vLLM's");
+    }
+    Ok(found.unwrap_or(Engine::Vllm))
+}
+
+fn check_series_engine(named: Option<NamedEngine>, name: &str, s: &Series) -> Result<(), Exit> {
+    if let (Some(n), Some(f)) = (named, s.engine_named) {
+        if f != n.engine {
+            return Err(Exit::usage(mismatch(n, name, f)));
+        }
+    }
+    Ok(())
+}
+
+fn optional_facts(
+    path: Option<&PathBuf>,
+    named: Option<NamedEngine>,
+) -> Result<Option<BootFacts>, Exit> {
+    let Some(p) = path else { return Ok(None) };
+    let (name, text) = log_arg(p).map_err(|e| input_error(&e))?;
+    check_log_engine(named, &name, &text)?;
+    Ok(Some(bootlog::read_facts(&text, named.map(|n| n.engine))))
+}
+
+pub fn preemption(a: PreemptionArgs) -> Result<i32, Exit> {
+    let named = named_engine(&a.common)?;
+    let before = snapshot_arg(&a.before).map_err(|e| input_error(&e))?;
+    let after = snapshot_arg(&a.after).map_err(|e| input_error(&e))?;
+    let engine = check_snapshots_engine(named, &[&before, &after])?;
+    let mut unusable = false;
+    let series = match &a.series {
+        None => None,
+        Some(p) => match series_arg(p) {
+            Ok(s) => {
+                check_series_engine(named, &p.display().to_string(), &s)?;
+                Some(s)
+            }
+            Err(e) => {
+                eprintln!("inferlint: {e}");
+                unusable = true;
+                None
+            }
+        },
+    };
+    let facts = optional_facts(a.boot_log.as_ref(), named)?;
+    let pair = Pair::new(&before, &after);
+    let r = checks::t01_preemption::check(engine, &pair, series.as_ref(), facts.as_ref());
+    let results = vec![r];
+    print_results(&results, &a.common, &[]);
+    Ok(exit_status(&results, a.common.strict, unusable))
+}
+
+pub fn rate(a: RateArgs) -> Result<i32, Exit> {
+    let named = named_engine(&a.common)?;
+    let before = snapshot_arg(&a.before).map_err(|e| input_error(&e))?;
+    let after = snapshot_arg(&a.after).map_err(|e| input_error(&e))?;
+    let engine = check_snapshots_engine(named, &[&before, &after])?;
+    let counter = a
+        .counter
+        .clone()
+        .unwrap_or_else(|| engine.metrics().generation_tokens.to_string());
+    let pair = Pair::new(&before, &after);
+    let r = checks::t10_rate::check(&pair, &counter);
+    let extra: Vec<String> = checks::t10_rate::integer_second_comparison(&r)
+        .map(|c| format!("      {c}"))
+        .into_iter()
+        .collect();
+    let results = vec![r];
+    print_results(&results, &a.common, &extra);
+    Ok(exit_status(&results, a.common.strict, false))
+}
+
+pub fn series(a: SeriesArgs) -> Result<i32, Exit> {
+    let named = named_engine(&a.common)?;
+    let s = series_arg(&a.series).map_err(|e| input_error(&e))?;
+    check_series_engine(named, &a.series.display().to_string(), &s)?;
+    let facts = optional_facts(a.boot_log.as_ref(), named)?;
+    let mut results = Vec::new();
+    let mut usable_blocks = None;
+    let engine = s.engine();
+    if engine.metrics().cache_info.is_none() {
+        results.push(checks::t14_null_block::not_applicable(engine));
+    } else if let Some(p) = &a.snapshot {
+        match snapshot_arg(p) {
+            Ok(snap) => {
+                let (r, n) = checks::t14_null_block::check(&s, &snap);
+                usable_blocks = n;
+                results.push(r);
+            }
+            Err(e) => {
+                eprintln!("inferlint: {e}");
+                results.push(analysis::unknown_for(14, &e));
+            }
+        }
+    }
+    results.push(checks::t09_ceiling::check(&s, usable_blocks));
+    if let Some(req) = a.requested {
+        if req <= 0 {
+            return Err(Exit::usage("--requested must be a positive number"));
+        }
+        results.push(checks::t08_concurrency::check(&s, req, facts.as_ref()));
+    }
+    print_results(&results, &a.common, &[]);
+    Ok(exit_status(&results, a.common.strict, false))
+}
+
+pub fn check_log(a: CheckLogArgs) -> Result<i32, Exit> {
+    let named = named_engine(&a.common)?;
+    let mut texts = Vec::new();
+    let mut unreadable = Vec::new();
+    for p in &a.logs {
+        match log_arg(p) {
+            Ok((name, text)) => {
+                check_log_engine(named, &name, &text)?;
+                texts.push((name, text));
+            }
+            Err(e) if a.logs.len() == 1 => return Err(input_error(&e)),
+            Err(e) => {
+                eprintln!("inferlint: {e}");
+                unreadable.push(e);
+            }
+        }
+    }
+    let logs = bootlog::read_logs(&texts, named.map(|n| n.engine));
+    if let Some(note) = logs.first().and_then(|l| l.facts.untested_version_note()) {
+        eprintln!("inferlint: {note}");
+    }
+    let mut results = bootlog::check_logs(&logs, true);
+    for e in &unreadable {
+        for t in [12, 5, 6] {
+            let mut r = analysis::unknown_for(t, e);
+            r.source = Some(e.file.clone());
+            results.push(r);
+        }
+    }
+    print_results(&results, &a.common, &[]);
+    Ok(exit_status(
+        &results,
+        a.common.strict,
+        !unreadable.is_empty(),
+    ))
+}
+
+pub fn boot_facts(a: BootFactsArgs) -> Result<i32, Exit> {
+    let named = named_engine(&a.common)?;
+    let (name, text) = log_arg(&a.log).map_err(|e| input_error(&e))?;
+    check_log_engine(named, &name, &text)?;
+    let facts = bootlog::read_facts(&text, named.map(|n| n.engine));
+    if let Some(note) = facts.untested_version_note() {
+        eprintln!("inferlint: {note}");
+    }
+    let doc = facts.to_json();
+    if a.common.json {
+        println!("{}", doc.to_pretty(1));
+    } else if let Json::Obj(pairs) = &doc {
+        for (k, v) in pairs {
+            let shown = match v {
+                Json::Null => continue,
+                Json::Arr(a) if a.is_empty() => continue,
+                Json::Obj(o) if o.is_empty() => continue,
+                Json::Str(s) => s.clone(),
+                other => other.to_compact(),
+            };
+            println!("{k:<28} {shown}");
+        }
+    }
+    if !facts.unparsed.is_empty() {
+        eprintln!(
+            "inferlint: {name}: {} recognised line(s) had an unknown format (see `unparsed`)",
+            facts.unparsed.len()
+        );
+        if a.common.strict {
+            return Ok(2);
+        }
+    }
+    Ok(0)
+}
+
+pub fn explain(a: ExplainArgs) -> Result<i32, Exit> {
+    let named = named_engine(&a.common)?.map(|n| n.engine);
+    let Some(q) = &a.tripwire else {
+        if a.common.json {
+            let arr = Json::Arr(
+                catalog::all()
+                    .iter()
+                    .map(|t| tripwire_json(t, named))
+                    .collect(),
+            );
+            println!("{}", arr.to_pretty(1));
+        } else {
+            println!("The fifteen tripwires (inferlint explain T<n> for one):");
+            for t in catalog::all() {
+                println!("  {:>3}  {:<24} {}", t.id(), t.slug, t.title);
+            }
+        }
+        return Ok(0);
+    };
+    let Some(t) = catalog::find(q) else {
+        return Err(Exit::usage(format!(
+            "{q}: no such tripwire (T1 to T15, or a name such as falling-ceiling)"
+        )));
+    };
+    if a.common.json {
+        println!("{}", tripwire_json(t, named).to_pretty(1));
+        return Ok(0);
+    }
+    println!("{} {} ({})\n", t.id(), t.title, t.slug);
+    println!("What goes wrong\n  {}\n", t.catches);
+    println!("Why it matters\n  {}\n", t.why);
+    println!("What inferlint reads\n  {}\n", t.evidence);
+    println!("Check it\n  {}\n", t.reproduce);
+    println!("What to do\n  {}", t.fix);
+    let engines: Vec<Engine> = named.map_or(Engine::ALL.to_vec(), |e| vec![e]);
+    for e in engines {
+        let note = t.engine_note(e);
+        if !note.is_empty() {
+            println!("\nOn {}\n  {note}", e.display());
+        }
+    }
+    Ok(0)
+}
+
+fn tripwire_json(t: &catalog::Tripwire, engine: Option<Engine>) -> Json {
+    let mut pairs = vec![
+        ("id".to_string(), Json::from(t.id())),
+        ("name".to_string(), Json::from(t.slug)),
+        ("title".to_string(), Json::from(t.title)),
+        ("catches".to_string(), Json::from(t.catches)),
+        ("why".to_string(), Json::from(t.why)),
+        ("evidence".to_string(), Json::from(t.evidence)),
+        ("reproduce".to_string(), Json::from(t.reproduce)),
+        ("fix".to_string(), Json::from(t.fix)),
+    ];
+    let engines: Vec<Engine> = engine.map_or(Engine::ALL.to_vec(), |e| vec![e]);
+    let notes = engines
+        .into_iter()
+        .map(|e| (e.key().to_string(), Json::from(t.engine_note(e))))
+        .collect();
+    pairs.push(("engine_notes".to_string(), Json::Obj(notes)));
+    Json::Obj(pairs)
+}
+
+/// The regular files directly inside a folder, by name.
+fn folder_names(dir: &Path) -> Result<Vec<String>, Exit> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| Exit::usage(format!("{}: cannot list the folder: {e}", dir.display())))?;
+    let mut names = Vec::new();
+    for e in entries.flatten() {
+        if e.file_type().is_ok_and(|t| t.is_file()) {
+            if let Some(n) = e.file_name().to_str() {
+                names.push(n.to_string());
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// Builds the inputs of `analyze`: explicit files win, the rest found by name.
+fn run_input(a: &AnalyzeArgs) -> Result<RunInput, Exit> {
+    let mut input = RunInput::default();
+    let dir_text = a.run.as_ref().map(|d| d.display().to_string());
+    let found = match &a.run {
+        Some(dir) => {
+            let names = folder_names(dir)?;
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            folder::discover(&refs)
+        }
+        None => folder::Discovery::default(),
+    };
+    let in_dir = |name: &Option<String>| -> Option<InputFile> {
+        let (dir, dir_text) = (a.run.as_ref()?, dir_text.as_ref()?);
+        let n = name.as_ref()?;
+        let mut f = read_input(&dir.join(n));
+        f.name = folder::join(dir_text, n);
+        Some(f)
+    };
+    input.boot_logs = if a.boot_log.is_empty() {
+        in_dir(&found.boot_log).into_iter().collect()
+    } else {
+        a.boot_log.iter().map(|p| read_input(p)).collect()
+    };
+    input.before = a
+        .before
+        .as_deref()
+        .map(read_input)
+        .or_else(|| in_dir(&found.before));
+    input.after = a
+        .after
+        .as_deref()
+        .map(read_input)
+        .or_else(|| in_dir(&found.after));
+    input.series = a
+        .series
+        .as_deref()
+        .map(read_input)
+        .or_else(|| in_dir(&found.series));
+    input.bench = match &a.bench_result {
+        Some(p) => Some(BenchInput {
+            file: read_input(p),
+            evidence_path: p.display().to_string(),
+        }),
+        None => match in_dir(&found.bench_exact) {
+            Some(f) => Some(BenchInput {
+                evidence_path: f.name.clone(),
+                file: f,
+            }),
+            None => found.bench_candidates.iter().find_map(|n| {
+                let f = in_dir(&Some(n.clone()))?;
+                let ok = f
+                    .bytes
+                    .as_ref()
+                    .ok()
+                    .and_then(|b| BenchResult::read(&f.name, b).ok())
+                    .is_some_and(|r| r.has_counts());
+                ok.then(|| BenchInput {
+                    evidence_path: f.name.clone(),
+                    file: f,
+                })
+            }),
+        },
+    };
+    input.load_log = in_dir(&found.load_log);
+    input.manifest = in_dir(&found.manifest);
+    input.gate = in_dir(&found.gate);
+    input.probe = in_dir(&found.probe);
+    input.teardown = in_dir(&found.teardown);
+    Ok(input)
+}
+
+pub fn analyze(a: AnalyzeArgs) -> Result<i32, Exit> {
+    let named = named_engine(&a.common)?;
+    match &a.run {
+        Some(dir) if !dir.is_dir() => {
+            return Err(Exit::usage(format!("{}: not a folder", dir.display())))
+        }
+        None if a.html.is_none() => {
+            return Err(Exit::usage(
+                "give a run folder (or --html OUT when naming the files one by one)",
+            ))
+        }
+        _ => {}
+    }
+    if a.requested.is_some_and(|r| r <= 0) {
+        return Err(Exit::usage("--requested must be a positive number"));
+    }
+    let input = run_input(&a)?;
+    let opts = Options {
+        engine: named,
+        requested: a.requested,
+        title: a.title.clone(),
+    };
+    let analysis = match analysis::analyze(&input, &opts) {
+        Ok(an) => an,
+        Err(AnalyzeError::NothingUsable(errors)) => {
+            for e in &errors {
+                eprintln!("inferlint: {e}");
+            }
+            return Err(Exit::usage("no usable run file"));
+        }
+        Err(AnalyzeError::NoRunFiles) => {
+            let place = a
+                .run
+                .as_ref()
+                .map_or("the files named".to_string(), |d| d.display().to_string());
+            return Err(Exit::usage(format!(
+                "{place}: no run files (no boot log, snapshot, series, gate.json, probe.json or teardown.json)"
+            )));
+        }
+        Err(e) => return Err(Exit::usage(e.to_string())),
+    };
+    for e in &analysis.errors {
+        eprintln!("inferlint: {e}");
+    }
+    for n in &analysis.notes {
+        eprintln!("inferlint: {n}");
+    }
+    let doc = analysis.report.to_json();
+    let mut written = Vec::new();
+    if let Some(dir) = &a.run {
+        let path = dir.join(folder::RESULTS);
+        match std::fs::write(&path, doc.to_pretty(1) + "\n") {
+            Ok(()) => written.push(path.display().to_string()),
+            Err(e) => eprintln!("inferlint: note: could not write {}: {e}", path.display()),
+        }
+    }
+    let html_path = a
+        .html
+        .clone()
+        .or_else(|| a.run.as_ref().map(|d| d.join("report.html")));
+    if let Some(p) = html_path {
+        match std::fs::write(&p, super::html::page(&analysis.report)) {
+            Ok(()) => written.push(p.display().to_string()),
+            Err(e) => eprintln!("inferlint: note: could not write {}: {e}", p.display()),
+        }
+    }
+    if a.common.json {
+        println!("{}", doc.to_pretty(1));
+    } else {
+        let colour = render::colour();
+        for r in &analysis.report.checks {
+            println!("{}", render::result_line(r, colour));
+        }
+        for line in render::limits(&analysis.report.limits) {
+            println!("{line}");
+        }
+        let mut count = render::count_line(&analysis.report.checks);
+        if !written.is_empty() {
+            count.push_str(&format!("; wrote {}", written.join(" and ")));
+        }
+        println!("{count}");
+    }
+    Ok(analysis.exit_status(a.common.strict))
+}

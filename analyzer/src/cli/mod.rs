@@ -1,0 +1,121 @@
+//! The `inferlint` command line (feature `cli`): reads files, calls the analyzer, prints.
+
+pub mod args;
+mod commands;
+mod html;
+pub mod render;
+
+use std::path::Path;
+
+use crate::analysis::{InputFile, NamedEngine};
+use crate::engine::Engine;
+use args::{Cli, Command, Common};
+use clap::Parser;
+
+/// A failure that ends a command: the message for stderr and the exit status.
+#[derive(Debug)]
+pub struct Exit {
+    pub code: i32,
+    pub message: Option<String>,
+}
+
+impl Exit {
+    pub fn usage(message: impl Into<String>) -> Exit {
+        Exit {
+            code: 2,
+            message: Some(message.into()),
+        }
+    }
+}
+
+/// Runs the command line; returns the exit status.
+pub fn main_with_args(argv: Vec<std::ffi::OsString>) -> i32 {
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let Some(command) = cli.command else {
+        print!("{}", START_HERE);
+        return 0;
+    };
+    let result = match command {
+        Command::Analyze(a) => commands::analyze(a),
+        Command::CheckLog(a) => commands::check_log(a),
+        Command::BootFacts(a) => commands::boot_facts(a),
+        Command::Preemption(a) => commands::preemption(a),
+        Command::Rate(a) => commands::rate(a),
+        Command::Series(a) => commands::series(a),
+        Command::Explain(a) => commands::explain(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(exit) => {
+            if let Some(m) = exit.message {
+                eprintln!("inferlint: {m}");
+            }
+            exit.code
+        }
+    }
+}
+
+const START_HERE: &str = "\
+inferlint: does your LLM serving benchmark measure what it seems to?
+
+Start here:
+  inferlint analyze RUN_DIR        check a run folder (boot.log, snapshots, series, bench.json)
+  inferlint check-log boot.log     what the server started with, and whether it failed
+  inferlint explain                the fifteen tripwires, in plain words
+  inferlint --help                 every command, with examples
+
+Record a run folder on the GPU box with inferlint-recorder record.
+";
+
+/// The engine the user named: `--engine`, else a non-blank `INFERLINT_ENGINE`.
+pub fn named_engine(common: &Common) -> Result<Option<NamedEngine>, Exit> {
+    if let Some(e) = &common.engine {
+        return match Engine::parse_name(e) {
+            Some(engine) => Ok(Some(NamedEngine {
+                engine,
+                by: "--engine",
+            })),
+            None => Err(Exit::usage(format!(
+                "--engine {e}: not an engine (known: vllm, sglang, trtllm)"
+            ))),
+        };
+    }
+    match std::env::var("INFERLINT_ENGINE") {
+        Ok(v) if !v.trim().is_empty() => match Engine::parse_name(&v) {
+            Some(engine) => Ok(Some(NamedEngine {
+                engine,
+                by: "INFERLINT_ENGINE",
+            })),
+            None => Err(Exit::usage(format!(
+                "INFERLINT_ENGINE={v} is not an engine (known: vllm, sglang, trtllm)"
+            ))),
+        },
+        _ => Ok(None),
+    }
+}
+
+/// Reads a file given on the command line; an unreadable file keeps its error.
+pub fn read_input(path: &Path) -> InputFile {
+    let name = path.display().to_string();
+    let bytes = if path.is_dir() {
+        Err("is a folder, not a file".to_string())
+    } else {
+        std::fs::read(path).map_err(|e| io_reason(&e))
+    };
+    InputFile { name, bytes }
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => format!("cannot read: {e}"),
+    }
+}

@@ -1,0 +1,181 @@
+//! The run folder's files by role (formats.md §1.2): which file name plays which part.
+//! Pure name matching, so the terminal and the browser find the same files.
+
+/// Names of the recorder's documents (recorder.md §9.2).
+pub const MANIFEST: &str = "manifest.json";
+pub const GATE: &str = "gate.json";
+pub const PROBE: &str = "probe.json";
+pub const TEARDOWN: &str = "teardown.json";
+pub const PROCESSES: &str = "processes.json";
+pub const RESULTS: &str = "results.json";
+pub const LOAD_LOG: &str = "load.log";
+
+/// Which file of a folder plays each role.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Discovery {
+    pub boot_log: Option<String>,
+    pub before: Option<String>,
+    pub after: Option<String>,
+    pub series: Option<String>,
+    /// `bench.json` or `bench.jsonl`: a parse failure is an input error.
+    pub bench_exact: Option<String>,
+    /// Otherwise every other `*.json`/`*.jsonl`, sorted: the first that parses and has
+    /// both counts wins; failures are skipped silently.
+    pub bench_candidates: Vec<String>,
+    pub load_log: Option<String>,
+    pub manifest: Option<String>,
+    pub gate: Option<String>,
+    pub probe: Option<String>,
+    pub teardown: Option<String>,
+    pub processes: Option<String>,
+}
+
+/// Shell-style `*` matching (no other metacharacters are used by the roles).
+fn glob(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for mid in &parts[1..parts.len() - 1] {
+        match rest.find(mid) {
+            Some(i) => rest = &rest[i + mid.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+fn exact_or_first(names: &[&str], exact: &str, pattern: &str) -> Option<String> {
+    if names.contains(&exact) {
+        return Some(exact.to_string());
+    }
+    names
+        .iter()
+        .find(|n| glob(pattern, n))
+        .map(|n| n.to_string())
+}
+
+fn exact(names: &[&str], name: &str) -> Option<String> {
+    names.contains(&name).then(|| name.to_string())
+}
+
+/// Assigns roles to the regular files of a folder, given their names.
+pub fn discover(names: &[&str]) -> Discovery {
+    let mut sorted: Vec<&str> = names.to_vec();
+    sorted.sort_unstable(); // code-point order
+    sorted.dedup();
+    let names = sorted.as_slice();
+    let documents = [MANIFEST, GATE, PROBE, TEARDOWN, PROCESSES, RESULTS];
+    let bench_exact = exact(names, "bench.json").or_else(|| exact(names, "bench.jsonl"));
+    let bench_candidates = if bench_exact.is_some() {
+        Vec::new()
+    } else {
+        names
+            .iter()
+            .filter(|n| n.ends_with(".json") || n.ends_with(".jsonl"))
+            .filter(|n| !n.ends_with(".snapshot.json") && !n.ends_with(".series.jsonl"))
+            .filter(|n| !documents.contains(n))
+            .map(|n| n.to_string())
+            .collect()
+    };
+    Discovery {
+        boot_log: exact_or_first(names, "boot.log", "*boot*.log"),
+        before: exact_or_first(names, "before.snapshot.json", "*before*.json"),
+        after: exact_or_first(names, "after.snapshot.json", "*after*.json"),
+        series: exact_or_first(names, "run.series.jsonl", "*.series.jsonl"),
+        bench_exact,
+        bench_candidates,
+        load_log: exact(names, LOAD_LOG),
+        manifest: exact(names, MANIFEST),
+        gate: exact(names, GATE),
+        probe: exact(names, PROBE),
+        teardown: exact(names, TEARDOWN),
+        processes: exact(names, PROCESSES),
+    }
+}
+
+/// A folder path as a normalised path: no trailing separator, no `.` segments, no doubled
+/// separators (T15's `result_file`, formats.md §1.2).
+pub fn normalise(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    let joined = parts.join("/");
+    match (absolute, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_string(),
+        (false, false) => joined,
+    }
+}
+
+/// `dir` normalised, joined with `name`.
+pub fn join(dir: &str, name: &str) -> String {
+    let d = normalise(dir);
+    if d == "/" {
+        format!("/{name}")
+    } else if d == "." {
+        name.to_string()
+    } else {
+        format!("{d}/{name}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_from_names() {
+        let d = discover(&[
+            "x_boot_1.log",
+            "a_before.json",
+            "run_after.snapshot.json",
+            "zz.series.jsonl",
+            "results.json",
+            "other.json",
+            "load.log",
+            "manifest.json",
+        ]);
+        assert_eq!(d.boot_log.as_deref(), Some("x_boot_1.log"));
+        assert_eq!(d.before.as_deref(), Some("a_before.json"));
+        assert_eq!(d.after.as_deref(), Some("run_after.snapshot.json"));
+        assert_eq!(d.series.as_deref(), Some("zz.series.jsonl"));
+        assert_eq!(d.bench_exact, None);
+        assert_eq!(d.bench_candidates, vec!["a_before.json", "other.json"]);
+        assert_eq!(d.manifest.as_deref(), Some("manifest.json"));
+    }
+
+    #[test]
+    fn exact_names_win() {
+        let d = discover(&["a_boot.log", "boot.log", "bench.jsonl", "bench.json"]);
+        assert_eq!(d.boot_log.as_deref(), Some("boot.log"));
+        assert_eq!(d.bench_exact.as_deref(), Some("bench.json"));
+    }
+
+    #[test]
+    fn globbing() {
+        assert!(glob("*boot*.log", "boot.log"));
+        assert!(glob("*boot*.log", "my-boot-2.log"));
+        assert!(!glob("*boot*.log", "boot.log.gz"));
+        assert!(glob("*.series.jsonl", "a.series.jsonl"));
+        assert!(!glob("*before*.json", "before.jsonl"));
+    }
+
+    #[test]
+    fn normalising() {
+        assert_eq!(
+            normalise("fixtures/vllm-0.30/capped/"),
+            "fixtures/vllm-0.30/capped"
+        );
+        assert_eq!(normalise("./a//b/./"), "a/b");
+        assert_eq!(join("/x//y/", "bench.json"), "/x/y/bench.json");
+        assert_eq!(join(".", "bench.json"), "bench.json");
+    }
+}
