@@ -108,7 +108,7 @@ impl Analysis {
 /// Refusal text: which flag named which engine, and which engine the input came from.
 pub fn mismatch(named: NamedEngine, what: &str, found: Engine) -> String {
     format!(
-        "{} names {}, but {what} is {}'s: refusing to mix engines",
+        "{} names {}, but {} wrote {what}: refusing to mix engines",
         match named.by {
             "--engine" => format!("--engine {}", named.engine.key()),
             other => format!("{other}={}", named.engine.key()),

@@ -127,6 +127,57 @@ pub fn join(dir: &str, name: &str) -> String {
     }
 }
 
+/// Loads a run folder's files by role. `names` are the folder's regular files; `read`
+/// gives a file's bytes (or why it cannot be read); `dir` is the folder path as typed,
+/// used to name files in messages and evidence. The load-tool result is the exact name,
+/// else the first candidate that parses and has both counts.
+pub fn load(
+    dir: &str,
+    names: &[&str],
+    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+) -> crate::analysis::RunInput {
+    use crate::analysis::{BenchInput, InputFile, RunInput};
+    let found = discover(names);
+    let file = |name: &Option<String>| -> Option<InputFile> {
+        let n = name.as_ref()?;
+        Some(InputFile {
+            name: join(dir, n),
+            bytes: read(n),
+        })
+    };
+    let bench = match file(&found.bench_exact) {
+        Some(f) => Some(BenchInput {
+            evidence_path: f.name.clone(),
+            file: f,
+        }),
+        None => found.bench_candidates.iter().find_map(|n| {
+            let f = file(&Some(n.clone()))?;
+            let usable = f
+                .bytes
+                .as_ref()
+                .ok()
+                .and_then(|b| crate::bench::BenchResult::read(&f.name, b).ok())
+                .is_some_and(|r| r.has_counts());
+            usable.then(|| BenchInput {
+                evidence_path: f.name.clone(),
+                file: f,
+            })
+        }),
+    };
+    RunInput {
+        boot_logs: file(&found.boot_log).into_iter().collect(),
+        before: file(&found.before),
+        after: file(&found.after),
+        series: file(&found.series),
+        bench,
+        load_log: file(&found.load_log),
+        manifest: file(&found.manifest),
+        gate: file(&found.gate),
+        probe: file(&found.probe),
+        teardown: file(&found.teardown),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,10 +10,8 @@ use super::args::{
 use super::render;
 use super::{named_engine, read_input, Exit};
 use crate::analysis::{
-    self, mismatch, snapshots_engine, AnalyzeError, BenchInput, InputFile, NamedEngine, Options,
-    RunInput,
+    self, mismatch, snapshots_engine, AnalyzeError, BenchInput, NamedEngine, Options, RunInput,
 };
-use crate::bench::BenchResult;
 use crate::bootlog::{self, BootFacts};
 use crate::catalog;
 use crate::checks;
@@ -355,73 +353,28 @@ fn folder_names(dir: &Path) -> Result<Vec<String>, Exit> {
 
 /// Builds the inputs of `analyze`: explicit files win, the rest found by name.
 fn run_input(a: &AnalyzeArgs) -> Result<RunInput, Exit> {
-    let mut input = RunInput::default();
-    let dir_text = a.run.as_ref().map(|d| d.display().to_string());
-    let found = match &a.run {
+    let mut input = match &a.run {
         Some(dir) => {
             let names = folder_names(dir)?;
             let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-            folder::discover(&refs)
+            let read = |n: &str| read_input(&dir.join(n)).bytes;
+            folder::load(&dir.display().to_string(), &refs, &read)
         }
-        None => folder::Discovery::default(),
+        None => RunInput::default(),
     };
-    let in_dir = |name: &Option<String>| -> Option<InputFile> {
-        let (dir, dir_text) = (a.run.as_ref()?, dir_text.as_ref()?);
-        let n = name.as_ref()?;
-        let mut f = read_input(&dir.join(n));
-        f.name = folder::join(dir_text, n);
-        Some(f)
-    };
-    input.boot_logs = if a.boot_log.is_empty() {
-        in_dir(&found.boot_log).into_iter().collect()
-    } else {
-        a.boot_log.iter().map(|p| read_input(p)).collect()
-    };
-    input.before = a
-        .before
-        .as_deref()
-        .map(read_input)
-        .or_else(|| in_dir(&found.before));
-    input.after = a
-        .after
-        .as_deref()
-        .map(read_input)
-        .or_else(|| in_dir(&found.after));
-    input.series = a
-        .series
-        .as_deref()
-        .map(read_input)
-        .or_else(|| in_dir(&found.series));
-    input.bench = match &a.bench_result {
-        Some(p) => Some(BenchInput {
+    if !a.boot_log.is_empty() {
+        input.boot_logs = a.boot_log.iter().map(|p| read_input(p)).collect();
+    }
+    let given = |p: &Option<PathBuf>| p.as_deref().map(read_input);
+    input.before = given(&a.before).or(input.before);
+    input.after = given(&a.after).or(input.after);
+    input.series = given(&a.series).or(input.series);
+    if let Some(p) = &a.bench_result {
+        input.bench = Some(BenchInput {
             file: read_input(p),
             evidence_path: p.display().to_string(),
-        }),
-        None => match in_dir(&found.bench_exact) {
-            Some(f) => Some(BenchInput {
-                evidence_path: f.name.clone(),
-                file: f,
-            }),
-            None => found.bench_candidates.iter().find_map(|n| {
-                let f = in_dir(&Some(n.clone()))?;
-                let ok = f
-                    .bytes
-                    .as_ref()
-                    .ok()
-                    .and_then(|b| BenchResult::read(&f.name, b).ok())
-                    .is_some_and(|r| r.has_counts());
-                ok.then(|| BenchInput {
-                    evidence_path: f.name.clone(),
-                    file: f,
-                })
-            }),
-        },
-    };
-    input.load_log = in_dir(&found.load_log);
-    input.manifest = in_dir(&found.manifest);
-    input.gate = in_dir(&found.gate);
-    input.probe = in_dir(&found.probe);
-    input.teardown = in_dir(&found.teardown);
+        });
+    }
     Ok(input)
 }
 
