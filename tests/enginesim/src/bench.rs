@@ -1,0 +1,350 @@
+//! The `vllm bench serve` personality: a real streaming load client that prints what the
+//! real one prints (including `Initial test run completed.`) and saves vLLM's result JSON.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use serde_json::{json, Value};
+use tokio::sync::Semaphore;
+
+use crate::args::Args;
+
+#[derive(Debug, Default, Clone)]
+struct Outcome {
+    ok: bool,
+    ttft: f64,
+    latency: f64,
+    itls: Vec<f64>,
+    output_tokens: usize,
+    token_times: Vec<f64>,
+    error: String,
+}
+
+struct Target {
+    host: String,
+    port: u16,
+    path: String,
+}
+
+fn target(a: &Args) -> anyhow::Result<Target> {
+    let endpoint = a.get("endpoint").unwrap_or("/v1/completions").to_string();
+    if let Some(u) = a.get("base-url") {
+        let rest = u
+            .strip_prefix("http://")
+            .ok_or_else(|| anyhow::anyhow!("--base-url: only http:// is simulated"))?;
+        let hostport = rest.split('/').next().unwrap_or(rest);
+        let (h, p) = hostport
+            .rsplit_once(':')
+            .map(|(h, p)| (h.to_string(), p.parse().unwrap_or(80)))
+            .unwrap_or((hostport.to_string(), 80));
+        return Ok(Target {
+            host: h,
+            port: p,
+            path: endpoint,
+        });
+    }
+    Ok(Target {
+        host: a.get("host").unwrap_or("127.0.0.1").to_string(),
+        port: a.num("port")?.unwrap_or(8000),
+        path: endpoint,
+    })
+}
+
+/// A prompt of exactly n words: the simulated servers count one token per word.
+fn prompt(n: usize, seed: usize) -> String {
+    const W: &[&str] = &[
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+    ];
+    (0..n)
+        .map(|i| W[(i + seed) % W.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+async fn one(
+    t: Arc<Target>,
+    model: String,
+    input_len: usize,
+    output_len: usize,
+    seed: usize,
+    t0: Instant,
+) -> Outcome {
+    let mut out = Outcome::default();
+    let chat = t.path.contains("chat");
+    let body = if chat {
+        json!({"model": model, "messages": [{"role": "user", "content": prompt(input_len, seed)}],
+            "max_completion_tokens": output_len, "stream": true, "ignore_eos": true,
+            "stream_options": {"include_usage": true}, "temperature": 0.0})
+    } else {
+        json!({"model": model, "prompt": prompt(input_len, seed), "max_tokens": output_len, "stream": true,
+            "ignore_eos": true, "stream_options": {"include_usage": true}, "temperature": 0.0})
+    };
+    let start = Instant::now();
+    let r: anyhow::Result<()> = async {
+        let stream = tokio::net::TcpStream::connect((t.host.as_str(), t.port)).await?;
+        let _ = stream.set_nodelay(true);
+        let (mut sender, conn) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;
+        tokio::spawn(conn);
+        let req = hyper::Request::post(&t.path)
+            .header("host", format!("{}:{}", t.host, t.port))
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body.to_string())))?;
+        let resp = sender.send_request(req).await?;
+        let status = resp.status();
+        let mut b = resp.into_body();
+        if !status.is_success() {
+            let bytes = b.collect().await?.to_bytes();
+            anyhow::bail!("{} {}", status.as_u16(), String::from_utf8_lossy(&bytes));
+        }
+        let mut buf = String::new();
+        let mut last = start;
+        let mut usage_tokens = None;
+        let mut chunks = 0usize;
+        while let Some(frame) = b.frame().await {
+            let frame = frame?;
+            let Some(data) = frame.data_ref() else {
+                continue;
+            };
+            buf.push_str(&String::from_utf8_lossy(data));
+            while let Some(pos) = buf.find("\n\n") {
+                let ev: String = buf.drain(..pos + 2).collect();
+                let Some(payload) = ev.trim().strip_prefix("data: ") else {
+                    continue;
+                };
+                if payload == "[DONE]" {
+                    continue;
+                }
+                let v: Value = serde_json::from_str(payload)?;
+                if let Some(e) = v.get("error") {
+                    anyhow::bail!("{e}");
+                }
+                if let Some(n) = v
+                    .pointer("/usage/completion_tokens")
+                    .and_then(Value::as_u64)
+                {
+                    usage_tokens = Some(n as usize);
+                }
+                let text = v
+                    .pointer("/choices/0/text")
+                    .or_else(|| v.pointer("/choices/0/delta/content"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if !text.is_empty() {
+                    let now = Instant::now();
+                    if chunks == 0 {
+                        out.ttft = (now - start).as_secs_f64();
+                    } else {
+                        out.itls.push((now - last).as_secs_f64());
+                    }
+                    out.token_times.push((now - t0).as_secs_f64());
+                    last = now;
+                    chunks += 1;
+                }
+            }
+        }
+        out.output_tokens = usage_tokens.unwrap_or(chunks);
+        Ok(())
+    }
+    .await;
+    out.latency = start.elapsed().as_secs_f64();
+    match r {
+        Ok(()) => out.ok = true,
+        Err(e) => out.error = e.to_string(),
+    }
+    out
+}
+
+fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+fn std(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let m = mean(v);
+    (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / v.len() as f64).sqrt()
+}
+/// numpy.percentile with linear interpolation.
+fn pct(v: &[f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let r = p / 100.0 * (s.len() - 1) as f64;
+    let (lo, hi) = (r.floor() as usize, r.ceil() as usize);
+    s[lo] + (s[hi] - s[lo]) * (r - lo as f64)
+}
+
+pub fn main(argv: &[String]) -> anyhow::Result<i32> {
+    let a = Args::parse(argv);
+    let dataset = a.get("dataset-name").unwrap_or("random");
+    anyhow::ensure!(
+        dataset == "random",
+        "--dataset-name {dataset}: only 'random' is simulated"
+    );
+    let rate = a.get("request-rate").unwrap_or("inf");
+    anyhow::ensure!(
+        rate == "inf",
+        "--request-rate {rate}: only 'inf' is simulated"
+    );
+    let model = match a.get("model") {
+        Some(m) => m.to_string(),
+        None => anyhow::bail!("--model is required by the simulated client"),
+    };
+    let served = a.get("served-model-name").unwrap_or(&model).to_string();
+    let input_len: usize = a.num("random-input-len")?.unwrap_or(1024);
+    let output_len: usize = a.num("random-output-len")?.unwrap_or(128);
+    let num_prompts: usize = a.num("num-prompts")?.unwrap_or(1000);
+    let max_conc: Option<usize> = a.num("max-concurrency")?;
+    let warmups: usize = a.num("num-warmups")?.unwrap_or(0);
+    let ready_timeout: f64 = a.num("ready-check-timeout-sec")?.unwrap_or(600.0);
+    let t = Arc::new(target(&a)?);
+    println!("Namespace(subparser='bench', bench_type='serve', backend='{}', base_url={}, host='{}', port={}, endpoint='{}', dataset_name='{dataset}', max_concurrency={}, model='{model}', num_prompts={num_prompts}, request_rate=inf, burstiness=1.0, random_input_len={input_len}, random_output_len={output_len}, ignore_eos={}, save_result={}, num_warmups={warmups})",
+        a.get("backend").unwrap_or("openai"), a.get("base-url").map(|u| format!("'{u}'")).unwrap_or("None".into()), t.host, t.port, t.path,
+        max_conc.map(|c| c.to_string()).unwrap_or("None".into()), if a.has("ignore-eos") { "True" } else { "False" }, if a.has("save-result") { "True" } else { "False" });
+    let rt = crate::server::runtime()?;
+    rt.block_on(async move {
+        let t0 = Instant::now();
+        if ready_timeout > 0.0 {
+            println!("Starting initial single prompt test run...");
+            println!("Waiting for endpoint to become up in {} seconds", ready_timeout as u64);
+            let deadline = Instant::now() + Duration::from_secs_f64(ready_timeout);
+            loop {
+                let o = one(t.clone(), served.clone(), input_len, output_len, 0, t0).await;
+                if o.ok {
+                    break;
+                }
+                if Instant::now() > deadline {
+                    anyhow::bail!("Initial test run failed - Please make sure benchmark arguments are correctly specified. Error: {}", o.error);
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            println!("Initial test run completed. Starting main benchmark run...");
+        } else {
+            println!("Skipping endpoint ready check.");
+        }
+        if warmups > 0 {
+            println!("Warming up with {warmups} requests...");
+            let mut hs = Vec::new();
+            for i in 0..warmups {
+                hs.push(tokio::spawn(one(t.clone(), served.clone(), input_len, output_len, i, t0)));
+            }
+            for h in hs {
+                let _ = h.await;
+            }
+            println!("Warmup run completed.");
+        }
+        println!("Traffic request rate: inf");
+        println!("Burstiness factor: 1.0 (Poisson process)");
+        println!("Maximum request concurrency: {}", max_conc.map(|c| c.to_string()).unwrap_or("None".into()));
+        let sem = Arc::new(Semaphore::new(max_conc.unwrap_or(num_prompts).max(1)));
+        let inflight = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let peak = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let bench_start = Instant::now();
+        let mut hs = Vec::new();
+        for i in 0..num_prompts {
+            let (t, m, sem, inflight, peak) = (t.clone(), served.clone(), sem.clone(), inflight.clone(), peak.clone());
+            hs.push(tokio::spawn(async move {
+                let _p = sem.acquire_owned().await.expect("semaphore");
+                let n = inflight.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                peak.fetch_max(n, std::sync::atomic::Ordering::SeqCst);
+                let o = one(t, m, input_len, output_len, i + 1, bench_start).await;
+                inflight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                o
+            }));
+        }
+        let mut outs = Vec::new();
+        let mut done = 0;
+        for h in hs {
+            outs.push(h.await?);
+            done += 1;
+            if done == num_prompts || done % (num_prompts / 4).max(1) == 0 {
+                let el = bench_start.elapsed().as_secs_f64();
+                println!("Benchmarking: {:>3}%| {done}/{num_prompts} [{:02}:{:02}]", done * 100 / num_prompts.max(1), el as u64 / 60, el as u64 % 60);
+            }
+        }
+        let duration = bench_start.elapsed().as_secs_f64();
+        let good: Vec<&Outcome> = outs.iter().filter(|o| o.ok).collect();
+        let completed = good.len();
+        let failed = outs.len() - completed;
+        let total_in = completed * input_len;
+        let total_out: usize = good.iter().map(|o| o.output_tokens).sum();
+        let ttfts: Vec<f64> = good.iter().map(|o| o.ttft * 1000.0).collect();
+        let tpots: Vec<f64> = good.iter().filter(|o| o.output_tokens > 1).map(|o| (o.latency - o.ttft) / (o.output_tokens - 1) as f64 * 1000.0).collect();
+        let itls: Vec<f64> = good.iter().flat_map(|o| o.itls.iter().map(|x| x * 1000.0)).collect();
+        let mut per_sec = std::collections::BTreeMap::<u64, usize>::new();
+        for o in &good {
+            for tt in &o.token_times {
+                *per_sec.entry(*tt as u64).or_insert(0) += 1;
+            }
+        }
+        if failed > 0 {
+            for o in outs.iter().filter(|o| !o.ok).take(3) {
+                eprintln!("Request failed: {}", o.error);
+            }
+        }
+        println!("Total failed requests: {failed}");
+        println!("============ Serving Benchmark Result ============");
+        println!("{:<40} {:<10}", "Successful requests:", completed);
+        println!("{:<40} {:<10}", "Failed requests:", failed);
+        println!("{:<40} {:<10}", "Maximum request concurrency:", max_conc.map(|c| c.to_string()).unwrap_or("None".into()));
+        println!("{:<40} {:<10.2}", "Benchmark duration (s):", duration);
+        println!("{:<40} {:<10}", "Total input tokens:", total_in);
+        println!("{:<40} {:<10}", "Total generated tokens:", total_out);
+        println!("{:<40} {:<10.2}", "Request throughput (req/s):", completed as f64 / duration);
+        println!("{:<40} {:<10.2}", "Output token throughput (tok/s):", total_out as f64 / duration);
+        println!("{:<40} {:<10.2}", "Peak output token throughput (tok/s):", per_sec.values().max().copied().unwrap_or(0) as f64);
+        println!("{:<40} {:<10.2}", "Peak concurrent requests:", peak.load(std::sync::atomic::Ordering::SeqCst) as f64);
+        println!("{:<40} {:<10.2}", "Total Token throughput (tok/s):", (total_in + total_out) as f64 / duration);
+        println!("{:-^50}", "Time to First Token");
+        println!("{:<40} {:<10.2}", "Mean TTFT (ms):", mean(&ttfts));
+        println!("{:<40} {:<10.2}", "Median TTFT (ms):", pct(&ttfts, 50.0));
+        println!("{:<40} {:<10.2}", "P99 TTFT (ms):", pct(&ttfts, 99.0));
+        println!("{:-^50}", "Time per Output Token (excl. 1st token)");
+        println!("{:<40} {:<10.2}", "Mean TPOT (ms):", mean(&tpots));
+        println!("{:<40} {:<10.2}", "Median TPOT (ms):", pct(&tpots, 50.0));
+        println!("{:<40} {:<10.2}", "P99 TPOT (ms):", pct(&tpots, 99.0));
+        println!("{:-^50}", "Inter-token Latency");
+        println!("{:<40} {:<10.2}", "Mean ITL (ms):", mean(&itls));
+        println!("{:<40} {:<10.2}", "Median ITL (ms):", pct(&itls, 50.0));
+        println!("{:<40} {:<10.2}", "P99 ITL (ms):", pct(&itls, 99.0));
+        println!("{}", "=".repeat(50));
+        if a.has("save-result") {
+            let (y, mo, d, h, mi, s) = crate::log::local_now();
+            let date = format!("{y}{mo:02}{d:02}-{h:02}{mi:02}{s:02}");
+            let result = json!({
+                "date": date, "endpoint_type": "openai", "backend": a.get("backend").unwrap_or("openai"), "label": null,
+                "model_id": model, "tokenizer_id": a.get("tokenizer").unwrap_or(&model), "num_prompts": num_prompts,
+                "request_rate": "inf", "burstiness": 1.0, "max_concurrency": max_conc,
+                "duration": duration, "completed": completed, "failed": failed,
+                "total_input_tokens": total_in, "total_output_tokens": total_out,
+                "request_throughput": completed as f64 / duration, "request_goodput": null,
+                "output_throughput": total_out as f64 / duration,
+                "total_token_throughput": (total_in + total_out) as f64 / duration,
+                "latencies": good.iter().map(|o| o.latency).collect::<Vec<_>>(),
+                "max_output_tokens_per_s": per_sec.values().max().copied().unwrap_or(0) as f64,
+                "max_concurrent_requests": peak.load(std::sync::atomic::Ordering::SeqCst),
+                "mean_ttft_ms": mean(&ttfts), "median_ttft_ms": pct(&ttfts, 50.0), "std_ttft_ms": std(&ttfts), "p99_ttft_ms": pct(&ttfts, 99.0),
+                "mean_tpot_ms": mean(&tpots), "median_tpot_ms": pct(&tpots, 50.0), "std_tpot_ms": std(&tpots), "p99_tpot_ms": pct(&tpots, 99.0),
+                "mean_itl_ms": mean(&itls), "median_itl_ms": pct(&itls, 50.0), "std_itl_ms": std(&itls), "p99_itl_ms": pct(&itls, 99.0),
+            });
+            let name = a.get("result-filename").map(str::to_string).unwrap_or_else(|| {
+                let base = std::path::Path::new(&model).file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+                format!("openai-infqps-concurrency{}-{base}-{date}.json", max_conc.map(|c| c.to_string()).unwrap_or("None".into()))
+            });
+            let dir = a.get("result-dir").unwrap_or(".");
+            std::fs::create_dir_all(dir)?;
+            let path = std::path::Path::new(dir).join(name);
+            std::fs::write(&path, result.to_string())?;
+        }
+        anyhow::Ok(0)
+    })
+}

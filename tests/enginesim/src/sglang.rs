@@ -1,0 +1,300 @@
+//! The SGLang personality: `sglang serve --model-path M [--enable-metrics] [--port]
+//! [--max-running-requests N] ...` (the flags of `python -m sglang.launch_server`).
+//! Children `sglang::scheduler` (holds the card) and `sglang::detokenizer`; metrics only
+//! with --enable-metrics; /health answers 503 until the server's own warm-up request is done.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+
+use crate::args::Args;
+use crate::http::{self, Kind, Server};
+use crate::log::{self, Style};
+use crate::model::{self, round2};
+use crate::procs;
+use crate::pylit;
+use crate::sched::{self, EngineCfg, Event, Notice, Policy, Submit};
+use crate::server::{self, Faults};
+
+pub const DEFAULT_VERSION: &str = "0.5.2";
+
+pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
+    let a = Args::parse(argv);
+    let model = a
+        .get("model-path")
+        .or_else(|| a.get("model"))
+        .map(str::to_string)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "sglang serve: error: the following arguments are required: --model-path"
+            )
+        })?;
+    let speed = crate::args::sim_speed(&a)?;
+    let faults = Faults::from_args(&a)?;
+    let preset = model::preset_for(&model, a.get("sim-model-preset"), false);
+    let port: u16 = a.num("port")?.unwrap_or(30000);
+    let host = a.get("host").unwrap_or("127.0.0.1").to_string();
+    let enable_metrics = a.has("enable-metrics");
+    let max_running: Option<usize> = a.num("max-running-requests")?;
+    let mem_frac: f64 = a.num("mem-fraction-static")?.unwrap_or(0.88);
+    let page_size: usize = a.num("page-size")?.unwrap_or(1);
+    let context_len: usize = a.num("context-length")?.unwrap_or(16384);
+    let backend = a.get("attention-backend").map(str::to_string);
+    let served = a.get("served-model-name").unwrap_or(&model).to_string();
+    let disable_cg = a.has("disable-cuda-graph");
+    let mut other = 1.42;
+    if faults.pool_jitter {
+        other += model::start_noise() * 0.3;
+    }
+    let kv_gib_raw = (mem_frac * model::total_gib() - preset.weights_gib - other).max(0.05);
+    let tokens: usize = match a
+        .num::<usize>("max-total-tokens")?
+        .or(a.num("sim-kv-tokens")?)
+    {
+        Some(t) => t,
+        None => {
+            ((kv_gib_raw * 1073741824.0 / preset.kv_bytes_per_token).floor() as usize) / page_size
+                * page_size
+        }
+    };
+    let half_gb = tokens as f64 * preset.kv_bytes_per_token / 2.0 / 1073741824.0;
+    let running_cap = max_running.unwrap_or(256);
+    let seed = (model::start_noise() * 2_000_000_000.0) as u64;
+
+    // server_args as SGLang prints them: every setting, defaults included.
+    let mut sa = Map::new();
+    let mut put = |k: &str, v: Value| {
+        sa.insert(k.into(), v);
+    };
+    put("model_path", json!(model));
+    put("tokenizer_path", json!(model));
+    put("tokenizer_mode", json!("auto"));
+    put("skip_tokenizer_init", json!(false));
+    put("load_format", json!("auto"));
+    put("trust_remote_code", json!(a.has("trust-remote-code")));
+    put("context_length", json!(context_len));
+    put("is_embedding", json!(false));
+    put("dtype", json!("auto"));
+    put("quantization", Value::Null);
+    put("kv_cache_dtype", json!("auto"));
+    put("served_model_name", json!(served));
+    put("host", json!(host));
+    put("port", json!(port));
+    put("mem_fraction_static", json!(mem_frac));
+    put(
+        "max_running_requests",
+        max_running.map(|v| json!(v)).unwrap_or(Value::Null),
+    );
+    put(
+        "max_total_tokens",
+        a.num::<usize>("max-total-tokens")?
+            .map(|v| json!(v))
+            .unwrap_or(Value::Null),
+    );
+    put("chunked_prefill_size", json!(4096));
+    put("max_prefill_tokens", json!(16384));
+    put("schedule_policy", json!("fcfs"));
+    put("schedule_conservativeness", json!(1.0));
+    put("page_size", json!(page_size));
+    put("tp_size", json!(1));
+    put("pp_size", json!(1));
+    put("stream_interval", json!(1));
+    put("random_seed", json!(seed));
+    put("log_level", json!("info"));
+    put("enable_metrics", json!(enable_metrics));
+    put(
+        "attention_backend",
+        backend.clone().map(Value::from).unwrap_or(Value::Null),
+    );
+    put("sampling_backend", json!("flashinfer"));
+    put(
+        "speculative_algorithm",
+        a.get("speculative-algorithm")
+            .map(Value::from)
+            .unwrap_or(Value::Null),
+    );
+    put("disable_cuda_graph", json!(disable_cg));
+    put("disable_radix_cache", json!(a.has("disable-radix-cache")));
+    put("cuda_graph_max_bs", json!(32));
+    // Flags this simulator does not model are still echoed, as argparse would keep them.
+    for (name, value) in a.engine_flags() {
+        let key = name.replace('-', "_");
+        if key == "model" || sa.contains_key(&key) {
+            continue;
+        }
+        sa.insert(
+            key,
+            value.as_deref().map(pylit::guess).unwrap_or(json!(true)),
+        );
+    }
+    let server_args = Value::Object(sa);
+
+    let listener = server::bind(&host, port)?;
+    if backend.is_none() {
+        log::sglang("Attention backend not specified. Use flashinfer backend by default.");
+    }
+    log::sglang(&format!("server_args={}", pylit::repr(&server_args)));
+    log::sglang(&format!(
+        "[enginesim] simulated pool: {tokens} tokens, page size {page_size}, max_running_requests={running_cap}, sim speed {speed}"));
+    let gpu_mib = ((preset.weights_gib + 2.0 * half_gb + 1.0) * 1024.0).round() as u64;
+    let sched_cfg = json!({"comm": "sglang::schedul", "gpu_mib": gpu_mib});
+    let mut scheduler = procs::spawn(
+        "sglang-scheduler",
+        "sglang::scheduler",
+        &[],
+        &sched_cfg,
+        true,
+        true,
+    )?;
+    let detok = procs::spawn(
+        "sglang-detokenizer",
+        "sglang::detokenizer",
+        &[],
+        &json!({"comm": "sglang::detoken"}),
+        false,
+        true,
+    )?;
+    log::sglang(&format!(
+        "Load weight begin. avail mem={:.2} GB",
+        model::total_gib() - 1.6
+    ));
+    std::thread::sleep(Duration::from_secs_f64(2.0 / speed));
+    if let Some(kind) = &faults.fail_start {
+        log::sglang("Scheduler hit an exception: Traceback (most recent call last):");
+        for l in crate::bootfail::traceback(kind, "sglang/srt/managers/scheduler.py") {
+            log::raw(&l);
+        }
+        log::sglang("Received sigquit from a child process. It usually means the child failed.");
+        procs::kill(scheduler.pid(), libc::SIGTERM);
+        procs::kill(detok.pid(), libc::SIGTERM);
+        let _ = scheduler.child.wait();
+        return Ok(1);
+    }
+    log::sglang(&format!(
+        "Load weight end. elapsed={:.2} s, type={}, avail mem={:.2} GB, mem usage={:.2} GB.",
+        preset.load_s,
+        preset.architecture,
+        model::total_gib() - 1.6 - preset.weights_gib,
+        preset.weights_gib
+    ));
+    log::sglang(&format!(
+        "KV Cache is allocated. dtype: torch.bfloat16, #tokens: {tokens}, K size: {half_gb:.2} GB, V size: {half_gb:.2} GB"));
+    let avail_after = round2((kv_gib_raw - 2.0 * half_gb).max(0.0) + 1.08);
+    if !disable_cg {
+        std::thread::sleep(Duration::from_secs_f64(1.0 / speed));
+        log::sglang(&format!(
+            "Capture cuda graph begin. This can take up to several minutes. avail mem={:.2} GB",
+            avail_after + 0.94
+        ));
+        log::sglang(&format!("Capture target prefill CUDA graph end. elapsed=23.90 s, mem usage=0.83 GB, avail mem={:.2} GB.", avail_after + 0.11));
+        log::sglang(&format!("Capture target decode CUDA graph end. elapsed=1.11 s, mem usage=0.11 GB, avail mem={avail_after:.2} GB."));
+    }
+    log::sglang(&format!(
+        "max_total_num_tokens={tokens}, chunked_prefill_size=4096, max_prefill_tokens=16384, max_running_requests={running_cap}, context_len={context_len}, available_gpu_mem={avail_after:.2} GB"));
+    if !scheduler.wait_ready() {
+        return Ok(1);
+    }
+    let pid = std::process::id();
+    let rt = server::runtime()?;
+    let children = vec![scheduler.pid(), detok.pid()];
+    let code = rt.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        let ecfg = EngineCfg {
+            policy: Policy::Sglang,
+            blocks: tokens,
+            block_size: page_size,
+            state_blocks: 0,
+            max_running: running_cap,
+            step_base_s: preset.step_base_s,
+            step_per_seq_s: preset.step_per_seq_s,
+            prefill_per_token_s: preset.prefill_per_token_s,
+            speed,
+        };
+        let engine = sched::start(ecfg, Box::new(notice));
+        let srv = Arc::new(Server {
+            kind: Kind::Sglang,
+            style: Style::Sglang,
+            engine: engine.clone(),
+            served_name: served,
+            model_path: model.clone(),
+            max_model_len: context_len,
+            version: DEFAULT_VERSION.to_string(),
+            start_unix: log::unix_now(),
+            metrics: Box::new(crate::metrics::sglang),
+            server_info: server_args.clone(),
+            metrics_enabled: enable_metrics,
+            healthy: AtomicBool::new(false),
+            max_queued: None,
+            on_reject: None,
+            crash_at: faults.crash_at,
+            on_crash: Some(Box::new(move |_| {
+                log::sglang("Scheduler hit an exception: Traceback (most recent call last):");
+                for l in crate::bootfail::crash_lines().into_iter().skip(1) {
+                    log::raw(&l);
+                }
+                log::sglang(
+                    "Received sigquit from a child process. It usually means the child failed.",
+                );
+                std::thread::spawn(|| {
+                    std::thread::sleep(Duration::from_millis(300));
+                    std::process::exit(1);
+                });
+            })),
+            metrics_stall_after: faults.metrics_stall_after,
+            scrapes: AtomicU64::new(0),
+            requests_seen: AtomicU64::new(0),
+            http: Mutex::new(Default::default()),
+            trt_iter_json: false,
+            pid: children[0],
+        });
+        tokio::spawn(http::serve(listener, srv.clone()));
+        log::sglang(&format!("INFO:     Started server process [{pid}]"));
+        log::sglang("INFO:     Waiting for application startup.");
+        log::sglang("INFO:     Application startup complete.");
+        log::sglang(&format!(
+            "INFO:     Uvicorn running on http://{host}:{port} (Press CTRL+C to quit)"
+        ));
+        // The warm-up request SGLang sends itself before /health turns 200.
+        let srv2 = srv.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs_f64(1.0 / speed)).await;
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            srv2.engine.submit(Submit {
+                prompt: 6,
+                max_tokens: 8,
+                streaming: false,
+                tx,
+                arrived: Instant::now(),
+            });
+            while let Some(ev) = rx.recv().await {
+                if matches!(ev, Event::Done { .. } | Event::Error(_)) {
+                    break;
+                }
+            }
+            let peer: std::net::SocketAddr = "127.0.0.1:36487".parse().expect("addr");
+            srv2.done(&peer, "POST", "/generate", 200);
+            log::sglang("The server is fired up and ready to roll!");
+            srv2.healthy.store(true, Ordering::SeqCst);
+        });
+        let _ = server::wait_stop().await;
+        for c in &children {
+            procs::kill(*c, libc::SIGTERM);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        anyhow::Ok(0)
+    })?;
+    Ok(code)
+}
+
+fn notice(n: Notice) {
+    match n {
+        Notice::Preempted { freed_tokens, .. } => log::sglang(&format!(
+            "KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_tokens_gained: {freed_tokens}, #new_token_ratio: 0.7000 -> 1.0000")),
+        Notice::Prefill { new_seqs, new_tokens, running, waiting, usage } => log::sglang(&format!(
+            "Prefill batch, #new-seq: {new_seqs}, #new-token: {new_tokens}, #cached-token: 0, token usage: {usage:.2}, #running-req: {running}, #queue-req: {waiting}, #pending-token: 0, cuda graph: True, input throughput (token/s): 0.00")),
+        Notice::Decode { running, tokens, usage, waiting, gen_per_s } => log::sglang(&format!(
+            "Decode batch, #running-req: {running}, #token: {tokens}, token usage: {usage:.2}, cuda graph: True, gen throughput (token/s): {gen_per_s:.2}, #queue-req: {waiting}")),
+    }
+}
