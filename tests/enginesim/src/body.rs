@@ -33,6 +33,15 @@ impl Body for SimBody {
         }
     }
 
+    fn size_hint(&self) -> http_body::SizeHint {
+        match self {
+            // An exact size lets hyper send Content-Length instead of chunks.
+            SimBody::Full(Some(b)) => http_body::SizeHint::with_exact(b.len() as u64),
+            SimBody::Full(None) => http_body::SizeHint::with_exact(0),
+            SimBody::Chan(_) => http_body::SizeHint::default(),
+        }
+    }
+
     fn is_end_stream(&self) -> bool {
         matches!(self, SimBody::Full(None))
     }
