@@ -524,7 +524,7 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
         if cfg.policy == Policy::Sglang {
             ratio = (ratio - 0.0007).max(0.1);
         }
-        if decode_steps % 40 == 0 && !running.is_empty() {
+        if decode_steps.is_multiple_of(40) && !running.is_empty() {
             let el = sim(now - last_log).max(1e-9);
             notify(Notice::Decode {
                 running: running.len(),

@@ -130,11 +130,7 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
     let pid = std::process::id();
     let listener = server::bind(&host, port)?;
     api(pid, "api_utils.py:347", "");
-    api(
-        pid,
-        "api_utils.py:347",
-        &format!("       █     █     █▄   ▄█"),
-    );
+    api(pid, "api_utils.py:347", "       █     █     █▄   ▄█");
     api(
         pid,
         "api_utils.py:347",
@@ -499,48 +495,46 @@ pub fn engine_core_main(c: &Value) -> i32 {
     }
     let _ = crate::gpu::register(u("gpu_mib"));
     procs::signal_ready();
-    loop {
-        let sig = procs::wait_signal();
-        if sig == libc::SIGUSR1 {
-            // Crash: the server in front already printed the traceback.
-            crate::gpu::unregister();
-            return 1;
-        }
-        let name = if sig == libc::SIGHUP {
-            "SIGHUP"
-        } else {
-            "SIGTERM"
-        };
-        core(
-            pid,
-            "core.py:1342",
-            &format!("[shutdown] EngineCore: trigger received signal={name}"),
-        );
-        core(
-            pid,
-            "core.py:1493",
-            "[shutdown] EngineCore: start mode=abort timeout=0s",
-        );
-        core(
-            pid,
-            "core.py:1524",
-            "[shutdown] EngineCore: request processing complete; starting resource teardown",
-        );
-        core(
-            pid,
-            "core.py:1355",
-            "[shutdown] EngineCore: exiting busy loop",
-        );
+    let sig = procs::wait_signal();
+    if sig == libc::SIGUSR1 {
+        // Crash: the server in front already printed the traceback.
         crate::gpu::unregister();
-        return 0;
+        return 1;
     }
+    let name = if sig == libc::SIGHUP {
+        "SIGHUP"
+    } else {
+        "SIGTERM"
+    };
+    core(
+        pid,
+        "core.py:1342",
+        &format!("[shutdown] EngineCore: trigger received signal={name}"),
+    );
+    core(
+        pid,
+        "core.py:1493",
+        "[shutdown] EngineCore: start mode=abort timeout=0s",
+    );
+    core(
+        pid,
+        "core.py:1524",
+        "[shutdown] EngineCore: request processing complete; starting resource teardown",
+    );
+    core(
+        pid,
+        "core.py:1355",
+        "[shutdown] EngineCore: exiting busy loop",
+    );
+    crate::gpu::unregister();
+    0
 }
 
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
