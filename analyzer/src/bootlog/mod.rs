@@ -1,10 +1,35 @@
 //! Boot logs: the facts of each start (bootlog.md §1–2), the failure classifier (§5),
 //! the per-log tripwires T5, T6, T7, T12 and the comparison of starts T4, T11.
 //!
-//! INTERFACE STUB: the signatures below are the contract the rest of the analyzer uses.
-//! The implementation is being written (issue 3); until then every fact is absent.
+//! The public types and functions below are the contract the rest of the analyzer uses.
+//! The work is split by job: `scan` walks the lines once (`lines` prepares each line,
+//! `anchors` finds the fixed texts on it); `facts` applies the field table of `fields`
+//! (value rules in `vllm`, `sglang`, `trtllm`, Python literals in `pylit`, stamps and
+//! counts in `stamps` and `counts`); `derive` computes the settings and derived facts;
+//! `classify` is the failure classifier; `checks` gives T5/T6/T7/T12, `compare` T4/T11;
+//! `record` writes the facts record; `labels` names logs given together.
 
-use crate::engine::Engine;
+mod anchors;
+mod checks;
+mod classify;
+mod compare;
+mod counts;
+mod derive;
+mod facts;
+mod fields;
+mod jsoneq;
+mod labels;
+mod lines;
+mod pat;
+mod pylit;
+mod record;
+mod scan;
+mod sglang;
+mod stamps;
+mod trtllm;
+mod vllm;
+
+use crate::engine::{engine_from_log, Engine};
 use crate::json::Json;
 use crate::verdict::CheckResult;
 
@@ -91,31 +116,77 @@ impl BootFacts {
     }
     /// `config_args.model`, else `config_args.model_path`.
     pub fn model(&self) -> Option<&str> {
-        None
+        let args = self.config_args.as_ref()?;
+        args.get("model")
+            .and_then(Json::as_str)
+            .or_else(|| args.get("model_path").and_then(Json::as_str))
     }
     /// vLLM's non-default `max_num_queued_reqs` when an integer.
     pub fn max_num_queued_reqs(&self) -> Option<i64> {
-        None
+        match self.non_default_args.as_ref()?.get("max_num_queued_reqs")? {
+            Json::Int(n) => Some(*n),
+            _ => None,
+        }
     }
     /// vLLM's non-default `max_num_queued_tokens`, as printed, when present.
     pub fn max_num_queued_tokens(&self) -> Option<Json> {
-        None
+        self.non_default_args
+            .as_ref()?
+            .get("max_num_queued_tokens")
+            .filter(|v| !v.is_null())
+            .cloned()
     }
     /// TensorRT-LLM's `capacity_scheduler_policy` from its LLM Args line.
     pub fn capacity_scheduler_policy(&self) -> Option<&str> {
-        None
+        let args = self.server_args.as_ref()?;
+        if !args.has("llm_args") {
+            return None;
+        }
+        args.get("capacity_scheduler_policy").and_then(Json::as_str)
     }
     /// The running cap of checks.md §3.1, first match wins.
+    ///
+    /// `requested_running` is set only when the engine printed a lower limit than the one
+    /// it was started with (the "lowered its limit" case).
     pub fn running_cap_info(&self) -> Option<RunningCap> {
-        None
+        let engine = self.engine.unwrap_or(Engine::Vllm);
+        if let Some(cap) = self.running_cap {
+            return Some(RunningCap {
+                cap,
+                requested_running: self.requested_running.filter(|&r| r > cap),
+                reason: self.running_cap_reason.clone(),
+                engine,
+                from_max_num_seqs: false,
+            });
+        }
+        match self.non_default_args.as_ref()?.get("max_num_seqs")? {
+            Json::Int(n) => Some(RunningCap {
+                cap: *n,
+                requested_running: None,
+                reason: None,
+                engine,
+                from_max_num_seqs: true,
+            }),
+            _ => None,
+        }
     }
     /// The facts record of bootlog.md §2.9, keys in that order.
     pub fn to_json(&self) -> Json {
-        Json::Null
+        record::record(self)
     }
     /// The untested-version note of §2.10, when the version is not a tested series.
     pub fn untested_version_note(&self) -> Option<String> {
-        None
+        let version = self.version()?;
+        let engine = self.engine.unwrap_or(Engine::Vllm);
+        if engine.version_tested(version) {
+            return None;
+        }
+        Some(format!(
+            "{} {version} is not a release inferlint was tested with (tested: {}); a log line or \
+             metric that changed in this release may explain a \"can't tell\" or an odd value",
+            engine.display(),
+            engine.tested_series().join(", ")
+        ))
     }
 }
 
@@ -148,29 +219,87 @@ pub struct BootLog {
     pub classification: Classification,
 }
 
+/// Reads and classifies one log in a single pass over its lines.
+pub fn read_log(text: &str, named: Option<Engine>) -> (BootFacts, Classification) {
+    let mut facts = facts::FactsScan::new();
+    let mut cls = classify::Classifier::new();
+    scan::each_line(text, |v| {
+        facts.line(v);
+        cls.line(v);
+    });
+    (finish(facts, text, named), cls.end())
+}
+
+fn finish(scan: facts::FactsScan, text: &str, named: Option<Engine>) -> BootFacts {
+    let (mut f, x) = scan.end();
+    derive::derive(&mut f, &x, engine_from_log(text).or(named));
+    f
+}
+
 /// Reads one log. `named` is the engine the user named, used when the log names none.
-pub fn read_facts(_text: &str, _named: Option<Engine>) -> BootFacts {
-    BootFacts::default()
+pub fn read_facts(text: &str, named: Option<Engine>) -> BootFacts {
+    let mut facts = facts::FactsScan::new();
+    scan::each_line(text, |v| facts.line(v));
+    finish(facts, text, named)
 }
 
 /// Classifies one log (§5).
-pub fn classify(_text: &str) -> Classification {
-    Classification::default()
+pub fn classify(text: &str) -> Classification {
+    let mut cls = classify::Classifier::new();
+    scan::each_line(text, |v| cls.line(v));
+    cls.end()
 }
 
 /// Short, distinct labels for several log paths (§6 "Labels").
 pub fn labels(paths: &[String]) -> Vec<String> {
-    paths.to_vec()
+    labels::labels(paths)
 }
 
 /// Reads and classifies logs given as (path, text); labels per §6.
-pub fn read_logs(_logs: &[(String, String)], _named: Option<Engine>) -> Vec<BootLog> {
-    Vec::new()
+pub fn read_logs(logs: &[(String, String)], named: Option<Engine>) -> Vec<BootLog> {
+    let paths: Vec<String> = logs.iter().map(|(p, _)| p.clone()).collect();
+    labels(&paths)
+        .into_iter()
+        .zip(logs)
+        .map(|(label, (_, text))| {
+            let (facts, classification) = read_log(text, named);
+            BootLog {
+                label,
+                facts,
+                classification,
+            }
+        })
+        .collect()
 }
 
 /// Per-log results in the order of §9 (classifier T12/T7, admission T7 pass, T5, T6,
 /// and with `with_unparsed` the extra T12 unknown), each prefixed and sourced by the
 /// log's label when there are several logs; then T4 results, then T11 results.
-pub fn check_logs(_logs: &[BootLog], _with_unparsed: bool) -> Vec<CheckResult> {
-    Vec::new()
+///
+/// Every per-log result names its log in `source` (formats.md §8.1), a single log too;
+/// only the message prefix is kept for several logs.
+pub fn check_logs(logs: &[BootLog], with_unparsed: bool) -> Vec<CheckResult> {
+    let several = logs.len() > 1;
+    let mut out = Vec::new();
+    for log in logs {
+        let mut results = checks::classifier_results(log);
+        results.push(checks::t5(&log.facts));
+        results.push(checks::t6(&log.facts));
+        if with_unparsed {
+            results.extend(checks::unparsed(&log.facts));
+        }
+        for mut r in results {
+            if several {
+                r.message = format!("{}: {}", log.label, r.message);
+            }
+            r.source = Some(log.label.clone());
+            out.push(r);
+        }
+    }
+    if several {
+        let (groups, not_compared) = compare::groups(logs);
+        out.extend(groups.iter().map(|g| compare::t4(logs, g, &not_compared)));
+        out.extend(groups.iter().map(|g| compare::t11(logs, g, &not_compared)));
+    }
+    out
 }

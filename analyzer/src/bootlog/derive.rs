@@ -1,0 +1,190 @@
+//! Settings and facts derived after the scan (bootlog.md §2.7), in the spec's order.
+
+use super::facts::Extras;
+use super::{trtllm, BootFacts};
+use crate::engine::Engine;
+use crate::json::{write_float, Json};
+
+/// Python's truth value of a literal.
+pub(crate) fn truthy(v: &Json) -> bool {
+    match v {
+        Json::Null => false,
+        Json::Bool(b) => *b,
+        Json::Int(i) => *i != 0,
+        Json::Float(f) => *f != 0.0,
+        Json::Str(s) => !s.is_empty(),
+        Json::Arr(a) => !a.is_empty(),
+        Json::Obj(o) => !o.is_empty(),
+    }
+}
+
+/// Python's `str()` of a literal (a string as it is; others as their repr).
+pub(crate) fn py_str(v: &Json) -> String {
+    match v {
+        Json::Str(s) => s.clone(),
+        other => py_repr(other),
+    }
+}
+
+fn py_repr(v: &Json) -> String {
+    match v {
+        Json::Null => "None".into(),
+        Json::Bool(true) => "True".into(),
+        Json::Bool(false) => "False".into(),
+        Json::Int(i) => i.to_string(),
+        Json::Float(f) if f.is_nan() => "nan".into(),
+        Json::Float(f) if f.is_infinite() => if *f > 0.0 { "inf" } else { "-inf" }.into(),
+        Json::Float(f) => {
+            let mut s = String::new();
+            write_float(&mut s, *f);
+            s
+        }
+        Json::Str(s) => format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'")),
+        Json::Arr(a) => format!("[{}]", a.iter().map(py_repr).collect::<Vec<_>>().join(", ")),
+        Json::Obj(o) => format!(
+            "{{{}}}",
+            o.iter()
+                .map(|(k, v)| format!("'{k}': {}", py_repr(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// A value that is present and not `None`.
+fn given<'a>(d: &'a Json, key: &str) -> Option<&'a Json> {
+    d.get(key).filter(|v| !v.is_null())
+}
+
+/// Applies §2.7 to the scanned facts.
+pub(crate) fn derive(f: &mut BootFacts, x: &Extras, engine: Option<Engine>) {
+    f.engine = engine;
+    if x.compiled {
+        f.compiled_fresh = Some(true);
+    } else if x.aot_loaded {
+        f.compiled_fresh = Some(false);
+    }
+    sglang_settings(f, x);
+    if engine == Some(Engine::Trtllm) {
+        trtllm_settings(f, x);
+    }
+    vllm_settings(f);
+    if f.cudagraphs.is_none() && f.cudagraph_actual_gib.is_some() {
+        f.cudagraphs = Some(true);
+    }
+    f.config_args = config_args(f);
+    f.boot_seconds = boot_seconds(f, x);
+}
+
+/// Step 1: SGLang's `server_args`.
+fn sglang_settings(f: &mut BootFacts, x: &Extras) {
+    let Some(sa) = f.server_args.clone() else {
+        return;
+    };
+    f.page_size = match sa.get("page_size") {
+        Some(Json::Int(n)) => Some(*n),
+        _ => None,
+    };
+    if let Some(Json::Int(n)) = sa.get("max_running_requests") {
+        f.requested_running = Some(*n);
+    }
+    let backend = given(&sa, "attention_backend");
+    f.requested_backend = match backend {
+        Some(b) if !x.not_specified => Some(py_str(b)),
+        _ => None,
+    };
+    if let Some(b) = backend {
+        if f.selected_backends.is_empty() {
+            f.selected_backends.push(py_str(b));
+        }
+    }
+    f.speculative = Some(given(&sa, "speculative_algorithm").is_some());
+    if f.cudagraphs != Some(false) {
+        f.cudagraphs = Some(!sa.get("disable_cuda_graph").is_some_and(truthy));
+    }
+}
+
+/// Step 2: TensorRT-LLM's settings line and the counts from its raw text.
+fn trtllm_settings(f: &mut BootFacts, x: &Extras) {
+    if let Some(line) = &x.llm_args {
+        let sa = trtllm::settings(line);
+        if f.selected_backends.is_empty() {
+            if let Some(b) = sa.get("attn_backend").and_then(Json::as_str) {
+                f.selected_backends.push(b.to_string());
+            }
+        }
+        f.speculative = Some(
+            sa.get("speculative_config")
+                .and_then(Json::as_str)
+                .is_some_and(|s| s != "None"),
+        );
+        f.server_args = Some(sa);
+    }
+    f.served_in_log = Some(x.served);
+    f.pauses = (x.trt_info && x.served > 0).then_some(x.pauses);
+}
+
+/// Step 3: vLLM's non-default arguments.
+fn vllm_settings(f: &mut BootFacts) {
+    let Some(nda) = &f.non_default_args else {
+        return;
+    };
+    f.requested_backend = given(nda, "attention_backend").map(py_str);
+    f.speculative = Some(given(nda, "speculative_config").is_some());
+    if f.cudagraphs.is_none() && nda.get("enforce_eager").is_some_and(truthy) {
+        f.cudagraphs = Some(false);
+    }
+}
+
+/// A start's identity (§2.7, §6).
+fn config_args(f: &BootFacts) -> Option<Json> {
+    if let Some(nda) = &f.non_default_args {
+        return Some(nda.clone());
+    }
+    let Json::Obj(pairs) = f.server_args.as_ref()? else {
+        return None;
+    };
+    let trt = f.engine == Some(Engine::Trtllm);
+    Some(Json::Obj(
+        pairs
+            .iter()
+            .filter(|(k, _)| k != "random_seed")
+            .map(|(k, v)| match v {
+                Json::Str(s) if trt && k == "llm_args" => {
+                    (k.clone(), Json::Str(trtllm::without_pool_values(s)))
+                }
+                _ => (k.clone(), v.clone()),
+            })
+            .collect(),
+    ))
+}
+
+/// Seconds from the first to the last stamped line up to ready; null when not ready,
+/// without stamps, or negative.
+fn boot_seconds(f: &BootFacts, x: &Extras) -> Option<f64> {
+    if !f.ready {
+        return None;
+    }
+    let span = x.last_stamp? - x.first_stamp?;
+    (span >= 0).then_some(span as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_truth_and_text() {
+        assert!(!truthy(&Json::Null));
+        assert!(!truthy(&Json::Str(String::new())));
+        assert!(truthy(&Json::Int(2)));
+        assert!(!truthy(&Json::Float(0.0)));
+        assert_eq!(py_str(&Json::Str("FLASH_ATTN".into())), "FLASH_ATTN");
+        assert_eq!(py_str(&Json::Bool(true)), "True");
+        assert_eq!(py_str(&Json::Float(1e-5)), "1e-05");
+        assert_eq!(
+            py_str(&Json::Arr(vec!["a".into(), Json::Null])),
+            "['a', None]"
+        );
+    }
+}

@@ -1,0 +1,325 @@
+//! The facts pass (bootlog.md §2.1–2.6): every field rule and marker tried on every line,
+//! in one pass, keeping only what the derived facts of §2.7 need afterwards.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use super::anchors::{Mask, A};
+use super::fields::{Field, Outcome, Policy, Val, TABLE};
+use super::lines::{strip_prefix, vllm_tag};
+use super::scan::LineView;
+use super::{counts, jsoneq, stamps, BootFacts, Unparsed};
+use crate::json::Json;
+use crate::num::round_dp;
+use crate::text::cut_chars;
+
+/// Distinct values of one field, in order of first appearance.
+struct Seen {
+    id: &'static str,
+    values: Vec<Json>,
+    keys: HashSet<String>,
+}
+
+/// Where the `LLM Args:` header search stands (§2.7).
+#[derive(Debug, Clone, PartialEq)]
+enum LlmArgs {
+    Looking,
+    NextLine,
+    Found(String),
+}
+
+/// What the scan leaves for the derived facts of §2.7.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Extras {
+    /// SGLang's "Attention backend not specified" line was read.
+    pub not_specified: bool,
+    /// TensorRT-LLM's settings line, ANSI removed and trimmed.
+    pub llm_args: Option<String>,
+    pub served: i64,
+    pub pauses: i64,
+    pub trt_info: bool,
+    /// Seconds into a leap year of the first and last stamped line up to ready.
+    pub first_stamp: Option<i64>,
+    pub last_stamp: Option<i64>,
+    pub compiled: bool,
+    pub aot_loaded: bool,
+}
+
+pub(crate) struct FactsScan {
+    pub f: BootFacts,
+    pub x: Extras,
+    drafter: bool,
+    seen: Vec<Seen>,
+    llm_args: LlmArgs,
+    procs: Vec<(String, BTreeSet<i64>)>,
+    proc_index: HashMap<String, usize>,
+    field_mask: u128,
+}
+
+impl FactsScan {
+    pub(crate) fn new() -> Self {
+        let field_mask = [
+            A::VllmInit,
+            A::NonDefault,
+            A::Potential,
+            A::EnumBackend,
+            A::BlockSize,
+            A::MambaPad,
+            A::KvSize,
+            A::AvailKv,
+            A::ModelLoading,
+            A::CgEstimated,
+            A::CgPool,
+            A::Consumed,
+            A::Compile,
+            A::SpecDecode,
+            A::ServerArgs,
+            A::SgKv,
+            A::SgLoad,
+            A::SgGraph,
+            A::SgCapped,
+            A::SgLimits,
+            A::SgDefault,
+            A::TrtVersion,
+            A::TrtPool,
+            A::TrtPage,
+            A::TrtLimits,
+            A::TrtLoad,
+            A::LlmArgs,
+        ]
+        .iter()
+        .fold(0u128, |m, &a| m | 1u128 << a as u32);
+        FactsScan {
+            f: BootFacts::default(),
+            x: Extras::default(),
+            drafter: false,
+            seen: Vec::new(),
+            llm_args: LlmArgs::Looking,
+            procs: Vec::new(),
+            proc_index: HashMap::new(),
+            field_mask,
+        }
+    }
+
+    pub(crate) fn line(&mut self, v: &LineView<'_>) {
+        let clean: &str = &v.clean;
+        self.f.lines = v.lineno;
+        if self.llm_args == LlmArgs::NextLine {
+            self.llm_args = LlmArgs::Found(clean.trim().to_string());
+        }
+        if v.mask.has(A::Drafter) {
+            self.drafter = true;
+        }
+        if clean.starts_with('(') {
+            if let Some(tag) = vllm_tag(clean) {
+                self.process(tag.name, tag.pid);
+            }
+        }
+        if v.mask.0 & self.field_mask != 0 {
+            self.fields(v.lineno, clean, v.mask);
+        }
+        if v.mask.has(A::Eager) {
+            self.f.cudagraphs = Some(false);
+        }
+        if v.mask.has(A::Compiling) {
+            self.x.compiled = true;
+        }
+        if v.mask.has(A::AotLoad) {
+            self.x.aot_loaded = true;
+        }
+        if !self.f.ready {
+            if let Some(Some(t)) = stamps::first_stamp(clean) {
+                self.x.first_stamp.get_or_insert(t);
+                self.x.last_stamp = Some(t);
+            }
+            if v.mask.has(A::Ready) {
+                self.f.ready = true;
+                self.f.ready_lineno = Some(v.lineno);
+            }
+        }
+        self.raw_counts(v);
+    }
+
+    /// Counts and markers read from the raw text (§2.7 step 2).
+    fn raw_counts(&mut self, v: &LineView<'_>) {
+        if self.llm_args == LlmArgs::Looking
+            && v.raw_has(A::LlmArgs)
+            && v.raw.trim_end().ends_with("LLM Args:")
+        {
+            self.llm_args = LlmArgs::NextLine;
+        }
+        if v.raw_has(A::TrtInfo) {
+            self.x.trt_info = true;
+        }
+        if v.raw_has(A::Post) {
+            self.x.served += counts::served(v.raw);
+        }
+        if v.raw_has(A::RequestId) {
+            self.x.pauses += counts::pauses(v.raw);
+        }
+    }
+
+    fn process(&mut self, name: &str, pid: &str) {
+        let Ok(pid) = pid.parse::<i64>() else { return };
+        let at = match self.proc_index.get(name) {
+            Some(&at) => at,
+            None => {
+                self.proc_index.insert(name.to_string(), self.procs.len());
+                self.procs.push((name.to_string(), BTreeSet::new()));
+                self.procs.len() - 1
+            }
+        };
+        self.procs[at].1.insert(pid);
+    }
+
+    fn fields(&mut self, lineno: usize, clean: &str, mask: Mask) {
+        for &field in TABLE {
+            match field.read(clean, mask) {
+                Outcome::Absent => {}
+                Outcome::Unparsed => self.f.unparsed.push(Unparsed {
+                    field: field.id().to_string(),
+                    lineno,
+                    line: cut_chars(strip_prefix(clean), 300).to_string(),
+                }),
+                Outcome::Value(val) => {
+                    if field.policy() == Policy::LastConflict && val != Val::Nothing {
+                        self.remember(field.id(), val.to_json());
+                    }
+                    self.apply(field, val);
+                }
+            }
+        }
+    }
+
+    fn remember(&mut self, id: &'static str, value: Json) {
+        let at = match self.seen.iter().position(|s| s.id == id) {
+            Some(at) => at,
+            None => {
+                self.seen.push(Seen {
+                    id,
+                    values: Vec::new(),
+                    keys: HashSet::new(),
+                });
+                self.seen.len() - 1
+            }
+        };
+        let s = &mut self.seen[at];
+        if s.keys.insert(jsoneq::canon(&value)) {
+            s.values.push(value);
+        }
+    }
+
+    fn apply(&mut self, field: Field, val: Val) {
+        let f = &mut self.f;
+        match val {
+            Val::Backend { name, candidates } => {
+                if self.drafter {
+                    f.drafter_backends.push(name);
+                } else {
+                    f.selected_backends.push(name);
+                    if let Some(c) = candidates {
+                        f.candidate_backends = c;
+                    }
+                }
+            }
+            Val::Str(s) => match field {
+                Field::VllmVersion => f.vllm_version = Some(s),
+                Field::EngineVersion => f.engine_version = Some(s),
+                Field::SglangDefaultBackend => {
+                    f.selected_backends.push(s);
+                    self.x.not_specified = true;
+                }
+                _ => {}
+            },
+            Val::Dict(d) => match field {
+                Field::NonDefaultArgs => f.non_default_args = Some(d),
+                Field::ServerArgs => f.server_args = Some(d),
+                _ => {}
+            },
+            Val::Int(n) => match field {
+                Field::AttentionBlockSize => f.attention_block_size = Some(n),
+                Field::PageSize => f.page_size = Some(n),
+                _ => {}
+            },
+            Val::Float(x) => match field {
+                Field::MambaPadding => f.mamba_page_padding_pct = Some(x),
+                Field::AvailableKv => f.available_kv_cache_gib = Some(x),
+                Field::CudagraphEstimated => f.cudagraph_estimated_gib = Some(x),
+                Field::CudagraphActual => f.cudagraph_actual_gib = Some(x),
+                Field::CompileSeconds => f.compile_s = Some(add(f.compile_s, x)),
+                Field::SglangCudagraph => {
+                    f.cudagraph_actual_gib = Some(add(f.cudagraph_actual_gib, x));
+                }
+                Field::TrtModelLoadGib => f.model_load_gib = Some(x),
+                _ => {}
+            },
+            Val::Pair(a, b) => match field {
+                Field::ModelLoad | Field::SglangModelLoad => {
+                    f.model_load_gib = Some(a);
+                    f.model_load_s = Some(b);
+                }
+                Field::MemorySplit => {
+                    f.consumed_gib = Some(a);
+                    f.peak_activation_gib = Some(b);
+                }
+                _ => {}
+            },
+            Val::KvPool {
+                tokens,
+                request_len,
+                concurrency,
+            } => {
+                f.kv_pool_tokens = Some(tokens);
+                f.max_concurrency_request_len = Some(request_len);
+                f.max_concurrency = Some(concurrency);
+            }
+            Val::Downgrade(from, to) => f.cudagraph_mode_downgrade = Some((from, to)),
+            Val::SgKv { tokens, k, v } => {
+                f.kv_pool_tokens = Some(tokens);
+                f.available_kv_cache_gib = Some(round_dp(k + v, 2));
+            }
+            Val::CapReason(n, reason) => {
+                f.running_cap = Some(n);
+                f.running_cap_reason = Some(reason);
+            }
+            Val::Limits(tokens, cap) => {
+                f.kv_pool_tokens = Some(tokens);
+                f.running_cap = Some(cap);
+            }
+            Val::TrtPool { gib, tokens } => {
+                f.kv_pool_tokens = Some(tokens);
+                f.available_kv_cache_gib = Some(gib);
+            }
+            Val::TrtLimits {
+                requests, batch, ..
+            } => {
+                f.running_cap = Some(requests);
+                f.requested_running = Some(batch);
+            }
+            Val::Nothing => {}
+        }
+    }
+
+    /// Ends the scan: processes, conflicts and the `LLM Args` line.
+    pub(crate) fn end(mut self) -> (BootFacts, Extras) {
+        self.f.processes = self
+            .procs
+            .into_iter()
+            .map(|(name, pids)| (name, pids.into_iter().collect()))
+            .collect();
+        self.f.conflicts = self
+            .seen
+            .into_iter()
+            .filter(|s| s.values.len() > 1)
+            .map(|s| (s.id.to_string(), s.values))
+            .collect();
+        if let LlmArgs::Found(line) = self.llm_args {
+            self.x.llm_args = Some(line);
+        }
+        (self.f, self.x)
+    }
+}
+
+/// A running sum, rounded to 2 decimals after each addition (§2.2).
+fn add(sum: Option<f64>, x: f64) -> f64 {
+    round_dp(sum.unwrap_or(0.0) + x, 2)
+}

@@ -1,0 +1,250 @@
+//! The field table (bootlog.md §2.3–2.5): each field's anchor, value rule and repeat
+//! policy, in the order the tables give (which is the order fields are tried on a line).
+
+use super::anchors::{Mask, A};
+use super::{sglang, trtllm, vllm};
+use crate::json::Json;
+
+/// A field's converted value.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Val {
+    Str(String),
+    Dict(Json),
+    Int(i64),
+    Float(f64),
+    /// (first, second) decimals: model load (GiB, s), memory split (consumed, peak).
+    Pair(f64, f64),
+    Backend {
+        name: String,
+        candidates: Option<Vec<String>>,
+    },
+    KvPool {
+        tokens: i64,
+        request_len: i64,
+        concurrency: f64,
+    },
+    Downgrade(String, String),
+    SgKv {
+        tokens: i64,
+        k: f64,
+        v: f64,
+    },
+    CapReason(i64, String),
+    /// SGLang's (pool tokens, running cap).
+    Limits(i64, i64),
+    TrtPool {
+        gib: f64,
+        tokens: i64,
+    },
+    TrtLimits {
+        requests: i64,
+        tokens: i64,
+        batch: i64,
+    },
+    Nothing,
+}
+
+impl Val {
+    /// The value as listed under `conflicts` (a tuple becomes an array).
+    pub(crate) fn to_json(&self) -> Json {
+        match self {
+            Val::Str(s) => Json::Str(s.clone()),
+            Val::Dict(d) => d.clone(),
+            Val::Int(n) => Json::Int(*n),
+            Val::Float(f) => Json::Float(*f),
+            Val::Pair(a, b) => Json::Arr(vec![Json::Float(*a), Json::Float(*b)]),
+            Val::Backend { name, candidates } => match candidates {
+                None => Json::Str(name.clone()),
+                Some(c) => Json::Arr(vec![Json::Str(name.clone()), c.clone().into()]),
+            },
+            Val::KvPool {
+                tokens,
+                request_len,
+                concurrency,
+            } => Json::Arr(vec![
+                Json::Int(*tokens),
+                Json::Int(*request_len),
+                Json::Float(*concurrency),
+            ]),
+            Val::Downgrade(a, b) => Json::Arr(vec![a.as_str().into(), b.as_str().into()]),
+            Val::SgKv { tokens, k, v } => {
+                Json::Arr(vec![Json::Int(*tokens), Json::Float(*k), Json::Float(*v)])
+            }
+            Val::CapReason(n, r) => Json::Arr(vec![Json::Int(*n), r.as_str().into()]),
+            Val::Limits(t, n) => Json::Arr(vec![Json::Int(*t), Json::Int(*n)]),
+            Val::TrtPool { gib, tokens } => Json::Arr(vec![Json::Float(*gib), Json::Int(*tokens)]),
+            Val::TrtLimits {
+                requests,
+                tokens,
+                batch,
+            } => Json::Arr(vec![
+                Json::Int(*requests),
+                Json::Int(*tokens),
+                Json::Int(*batch),
+            ]),
+            Val::Nothing => Json::Null,
+        }
+    }
+}
+
+/// What happens when a field is seen more than once (§2.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Policy {
+    /// The last value holds; several distinct values are listed under `conflicts`.
+    LastConflict,
+    /// The last value holds, silently.
+    Last,
+    /// Values add up (rounded to 2 decimals after each addition).
+    Sum,
+    /// Every value is appended.
+    List,
+}
+
+macro_rules! fields {
+    ($($name:ident => $id:literal, $anchor:ident, $policy:ident;)*) => {
+        /// One row of the field tables.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub(crate) enum Field { $($name,)* }
+
+        /// Every field, in table order.
+        pub(crate) const TABLE: &[Field] = &[$(Field::$name,)*];
+
+        impl Field {
+            /// The field id used in `unparsed` and `conflicts`.
+            pub(crate) fn id(self) -> &'static str {
+                match self { $(Field::$name => $id,)* }
+            }
+            pub(crate) fn policy(self) -> Policy {
+                match self { $(Field::$name => Policy::$policy,)* }
+            }
+            fn anchor(self) -> A {
+                match self { $(Field::$name => A::$anchor,)* }
+            }
+        }
+    };
+}
+
+fields! {
+    VllmVersion => "vllm_version", VllmInit, LastConflict;
+    NonDefaultArgs => "non_default_args", NonDefault, LastConflict;
+    BackendCandidates => "selected_backend", Potential, List;
+    BackendEnum => "selected_backend", EnumBackend, List;
+    AttentionBlockSize => "attention_block_size", BlockSize, LastConflict;
+    MambaPadding => "mamba_page_padding_pct", MambaPad, LastConflict;
+    KvPool => "kv_pool", KvSize, LastConflict;
+    AvailableKv => "available_kv_cache_gib", AvailKv, LastConflict;
+    ModelLoad => "model_load", ModelLoading, LastConflict;
+    CudagraphEstimated => "cudagraph_estimated_gib", CgEstimated, LastConflict;
+    CudagraphActual => "cudagraph_actual_gib", CgPool, LastConflict;
+    MemorySplit => "memory_split", Consumed, LastConflict;
+    CompileSeconds => "compile_s", Compile, Sum;
+    CudagraphDowngrade => "cudagraph_mode_downgrade", SpecDecode, LastConflict;
+    ServerArgs => "server_args", ServerArgs, LastConflict;
+    SglangKvPool => "sglang_kv_pool", SgKv, LastConflict;
+    SglangModelLoad => "model_load", SgLoad, LastConflict;
+    SglangCudagraph => "sglang_cudagraph_gib", SgGraph, Sum;
+    SglangCapReason => "sglang_running_cap_reason", SgCapped, LastConflict;
+    SglangLimits => "sglang_limits", SgLimits, LastConflict;
+    SglangDefaultBackend => "sglang_default_backend", SgDefault, LastConflict;
+    EngineVersion => "engine_version", TrtVersion, Last;
+    TrtKvPool => "trt_kv_pool", TrtPool, Last;
+    PageSize => "page_size", TrtPage, Last;
+    TrtLimits => "trt_limits", TrtLimits, Last;
+    TrtModelLoadGib => "model_load_gib", TrtLoad, LastConflict;
+    TrtLlmArgs => "trt_llm_args", LlmArgs, LastConflict;
+}
+
+/// What one field makes of one line.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Outcome {
+    /// The anchor is not on the line.
+    Absent,
+    /// The anchor is there but the value did not match or convert.
+    Unparsed,
+    Value(Val),
+}
+
+impl Field {
+    /// Applies this field's anchor and value rule to `line` (ANSI removed); `mask` holds
+    /// the anchors found on it.
+    pub(crate) fn read(self, line: &str, mask: Mask) -> Outcome {
+        if !mask.has(self.anchor()) {
+            return Outcome::Absent;
+        }
+        let got = match self {
+            Field::BackendEnum => match vllm::enum_backend(line) {
+                None => return Outcome::Absent,
+                Some(v) => v,
+            },
+            Field::VllmVersion => vllm::version(line),
+            Field::NonDefaultArgs => vllm::non_default_args(line),
+            Field::BackendCandidates => vllm::backend_with_candidates(line),
+            Field::AttentionBlockSize => vllm::block_size(line),
+            Field::MambaPadding => vllm::mamba_padding(line),
+            Field::KvPool => vllm::kv_pool(line),
+            Field::AvailableKv => vllm::available_kv(line),
+            Field::ModelLoad => vllm::model_load(line),
+            Field::CudagraphEstimated => vllm::cudagraph_estimated(line),
+            Field::CudagraphActual => vllm::cudagraph_actual(line),
+            Field::MemorySplit => vllm::memory_split(line),
+            Field::CompileSeconds => vllm::compile_seconds(line),
+            Field::CudagraphDowngrade => vllm::cudagraph_downgrade(line),
+            Field::ServerArgs => sglang::server_args(line),
+            Field::SglangKvPool => sglang::kv_pool(line),
+            Field::SglangModelLoad => sglang::model_load(line),
+            Field::SglangCudagraph => sglang::cudagraph(line),
+            Field::SglangCapReason => sglang::capped(line),
+            Field::SglangLimits => sglang::limits(line),
+            Field::SglangDefaultBackend => sglang::default_backend(line),
+            Field::EngineVersion => trtllm::version(line),
+            Field::TrtKvPool => trtllm::kv_pool(line),
+            Field::PageSize => trtllm::page_size(line),
+            Field::TrtLimits => trtllm::limits(line),
+            Field::TrtModelLoadGib => trtllm::model_load_gib(line),
+            Field::TrtLlmArgs => trtllm::llm_args_header(line),
+        };
+        got.map_or(Outcome::Unparsed, Outcome::Value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bootlog::anchors::scan;
+
+    fn read(f: Field, line: &str) -> Outcome {
+        f.read(line, scan(line))
+    }
+
+    #[test]
+    fn anchor_value_unparsed() {
+        assert_eq!(read(Field::KvPool, "nothing here"), Outcome::Absent);
+        assert_eq!(
+            read(Field::KvPool, "GPU KV cache size: 31.5k tokens (1.93x)"),
+            Outcome::Unparsed
+        );
+        assert_eq!(
+            read(Field::AvailableKv, "Available KV cache memory: 2.51 GiB"),
+            Outcome::Value(Val::Float(2.51))
+        );
+        assert_eq!(
+            read(
+                Field::BackendEnum,
+                "Using AttentionBackendEnum.FLASH_ATTN for MMEncoderAttention."
+            ),
+            Outcome::Absent
+        );
+        assert_eq!(
+            read(Field::TrtLlmArgs, "[_torch] LLM Args: x"),
+            Outcome::Unparsed
+        );
+    }
+
+    #[test]
+    fn table_ids() {
+        assert_eq!(TABLE.len(), 27);
+        assert_eq!(Field::SglangModelLoad.id(), Field::ModelLoad.id());
+        assert_eq!(Field::PageSize.policy(), Policy::Last);
+        assert_eq!(Field::CompileSeconds.policy(), Policy::Sum);
+    }
+}
