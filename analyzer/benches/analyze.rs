@@ -1,1 +1,107 @@
-fn main() {}
+//! `cargo bench -p analyzer`: how long `analyze` takes on a real run and on a 24-hour
+//! recording (345,600 readings at 4 Hz), and the peak memory it needs.
+//! Targets: the 24-hour folder in under 0.5 s and under 3x its size in memory.
+
+#[path = "long_run.rs"]
+mod long_run;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use analyzer::analysis::{analyze, Options};
+use analyzer::folder;
+
+fn load(dir: &Path) -> analyzer::RunInput {
+    let names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n != "results.json" && n != "report.html")
+        .collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let read = |n: &str| std::fs::read(dir.join(n)).map_err(|e| e.to_string());
+    folder::load(&dir.display().to_string(), &refs, &read)
+}
+
+/// Peak resident memory of this process so far, in bytes (Linux).
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn current_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Times `analyze` (file reading included) `runs` times; prints the best and median.
+fn time_it(label: &str, dir: &Path, requested: Option<i64>, runs: usize) {
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        let input = load(dir);
+        let a = analyze(
+            &input,
+            &Options {
+                requested,
+                ..Options::default()
+            },
+        )
+        .expect("analyze");
+        std::hint::black_box(&a);
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "{label:<28} best {:>8.2} ms   median {:>8.2} ms   ({runs} runs)",
+        times[0] * 1e3,
+        times[runs / 2] * 1e3
+    );
+}
+
+fn main() {
+    // `cargo bench` passes --bench; `cargo test --benches` runs us too: keep that quick.
+    let quick = !std::env::args().any(|a| a == "--bench");
+    let fixtures = std::env::var_os("INFERLINT_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures"));
+    let live = fixtures.join("vllm-0.28/live");
+    if live.is_dir() {
+        time_it(
+            "vllm-0.28/live",
+            &live,
+            Some(32),
+            if quick { 1 } else { 30 },
+        );
+    } else {
+        println!(
+            "vllm-0.28/live: recorded runs not found at {}",
+            fixtures.display()
+        );
+    }
+    let samples = if quick { 3_600 } else { 345_600 };
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("long-run-{samples}"));
+    let size = long_run::write(&dir, samples).expect("write the long recording");
+    let before = current_rss().unwrap_or(0);
+    time_it(
+        &format!("{samples} readings"),
+        &dir,
+        Some(32),
+        if quick { 1 } else { 5 },
+    );
+    if let Some(peak) = peak_rss() {
+        let used = peak.saturating_sub(before);
+        println!(
+            "{:<28} folder {:.1} MB, peak memory above baseline {:.1} MB ({:.2}x the folder)",
+            "",
+            size as f64 / 1e6,
+            used as f64 / 1e6,
+            used as f64 / size as f64
+        );
+    }
+}

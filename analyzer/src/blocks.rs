@@ -191,9 +191,24 @@ mod tests {
 
     #[test]
     fn dirty_readings() {
-        // An average over engines is not a clean fraction of anything small.
-        let inf = infer([0.123456789, 0.5].into_iter());
+        // A reading too small to be a block of any pool up to the bound.
+        let inf = infer([2e-6, 0.5].into_iter());
         assert_eq!(inf.blocks, None);
+        assert_eq!(inf.failure, Some(InferenceFailure::NotClean));
+        let inf = infer(
+            [
+                0.1,
+                1.0 / 3.0,
+                1.0 / 7.0,
+                1.0 / 11.0,
+                1.0 / 13.0,
+                1.0 / 17.0,
+            ]
+            .into_iter(),
+        );
+        assert_eq!(inf.failure, Some(InferenceFailure::TooLarge));
+        // 0.123456789 is closest to 10/81 under the bound, and close enough to count.
+        assert_eq!(infer([0.123456789, 0.5].into_iter()).blocks, Some(162));
         assert_eq!(
             infer(std::iter::empty()).failure,
             Some(InferenceFailure::NoReadings)

@@ -145,12 +145,23 @@ fn max_of(values: impl Iterator<Item = f64>) -> Option<f64> {
     best
 }
 
+#[derive(Debug, PartialEq)]
 enum Line {
     Header(Json),
     Row(Row),
 }
 
 fn read_line(line: &str) -> Option<Line> {
+    match fast_row(line) {
+        Fast::Row(r) => return Some(Line::Row(r)),
+        Fast::Skip => return None,
+        Fast::Unsure => {}
+    }
+    generic_line(line)
+}
+
+/// The reference reading of one line, through the full JSON reader.
+fn generic_line(line: &str) -> Option<Line> {
     let v = json::parse(line).ok()?;
     v.as_object()?;
     if v.has("schema") {
@@ -184,6 +195,273 @@ fn read_line(line: &str) -> Option<Line> {
     })()
     .ok()?;
     Some(Line::Row(row))
+}
+
+enum Fast {
+    Row(Row),
+    /// A sample line that the generic reader would skip too.
+    Skip,
+    /// Not a plain flat object: let the generic reader decide.
+    Unsure,
+}
+
+/// The common case in one pass without building a JSON tree: a flat object whose values
+/// are numbers, `null` or Python's non-finite tokens. Anything else is left to the
+/// generic reader, so both paths accept exactly the same lines.
+fn fast_row(line: &str) -> Fast {
+    let b = line.as_bytes();
+    let mut i = 0;
+    let ws = |i: &mut usize| {
+        while *i < b.len() && matches!(b[*i], b' ' | b'\t' | b'\r' | b'\n') {
+            *i += 1;
+        }
+    };
+    if b.first() != Some(&b'{') {
+        return Fast::Unsure;
+    }
+    i += 1;
+    let mut row = Row::default();
+    let mut have_wall = false;
+    let mut bad_field = false;
+    let mut seen: u16 = 0;
+    // latency_s, running, waiting, kv_usage, preemptions, generation_tokens,
+    // prompt_tokens, paused: in the order of key_index.
+    let mut fields: [Option<f64>; 8] = [None; 8];
+    ws(&mut i);
+    if b.get(i) == Some(&b'}') {
+        return Fast::Unsure;
+    }
+    loop {
+        ws(&mut i);
+        if b.get(i) != Some(&b'"') {
+            return Fast::Unsure;
+        }
+        let ks = i + 1;
+        let (k, klen) = match known_key(&b[ks..]) {
+            Some(found) => found,
+            None => {
+                let Some(klen) = b[ks..].iter().position(|&c| c == b'"' || c == b'\\') else {
+                    return Fast::Unsure;
+                };
+                if b[ks + klen] != b'"' {
+                    return Fast::Unsure;
+                }
+                (key_index(&line[ks..ks + klen]), klen)
+            }
+        };
+        i = ks + klen + 1;
+        ws(&mut i);
+        if b.get(i) != Some(&b':') {
+            return Fast::Unsure;
+        }
+        i += 1;
+        ws(&mut i);
+        let vs = i;
+        let value: Option<f64> = match b.get(i) {
+            Some(b'n') if b[i..].starts_with(b"null") => {
+                i += 4;
+                None
+            }
+            Some(b'N') if b[i..].starts_with(b"NaN") => {
+                i += 3;
+                Some(f64::NAN)
+            }
+            Some(b'I') if b[i..].starts_with(b"Infinity") => {
+                i += 8;
+                Some(f64::INFINITY)
+            }
+            Some(b'-') if b[i..].starts_with(b"-Infinity") => {
+                i += 9;
+                Some(f64::NEG_INFINITY)
+            }
+            Some(b'-' | b'0'..=b'9') => match scan_number(&line[i..]) {
+                Some((v, used)) => {
+                    i += used;
+                    Some(v)
+                }
+                None => return Fast::Unsure,
+            },
+            // Strings, booleans, nested values: let the generic reader judge.
+            _ => return Fast::Unsure,
+        };
+        let raw = &line[vs..i];
+        if k == SCHEMA_KEY {
+            return Fast::Unsure;
+        }
+        if k != UNKNOWN_KEY {
+            // A repeated key: JSON readers keep the first or last; leave it to the generic one.
+            if seen & (1 << k) != 0 {
+                return Fast::Unsure;
+            }
+            seen |= 1 << k;
+            match k {
+                0 => match value {
+                    Some(v) => {
+                        row.t_wall = v;
+                        have_wall = true;
+                    }
+                    None => bad_field = true,
+                },
+                1 => {
+                    if value.is_some() {
+                        // A float is truncated by the generic path; keep one rule.
+                        if !raw.bytes().all(|c| c.is_ascii_digit() || c == b'-') {
+                            return Fast::Unsure;
+                        }
+                        let Ok(n) = raw.parse::<i64>() else {
+                            return Fast::Unsure;
+                        };
+                        row.t_mono_ns = Some(n);
+                    }
+                }
+                _ => fields[usize::from(k) - 2] = value,
+            }
+        }
+        ws(&mut i);
+        match b.get(i) {
+            Some(b',') => i += 1,
+            Some(b'}') => {
+                i += 1;
+                ws(&mut i);
+                if i != b.len() {
+                    return Fast::Unsure;
+                }
+                break;
+            }
+            _ => return Fast::Unsure,
+        }
+    }
+    if !have_wall || bad_field {
+        return Fast::Skip;
+    }
+    let [latency_s, running, waiting, kv_usage, preemptions, generation_tokens, prompt_tokens, paused] =
+        fields;
+    Fast::Row(Row {
+        latency_s,
+        running,
+        waiting,
+        kv_usage,
+        preemptions,
+        generation_tokens,
+        prompt_tokens,
+        paused,
+        ..row
+    })
+}
+
+/// Reads a JSON number at the start of `s` in one pass: its value and its length.
+/// Decimals whose digits fit in 2^53 with at most 22 fraction digits take Clinger's
+/// fast path (one correctly rounded division gives the same double as a full parser);
+/// others go to the full parser. Syntax as the generic JSON reader accepts it.
+fn scan_number(s: &str) -> Option<(f64, usize)> {
+    const POW10: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    let b = s.as_bytes();
+    let neg = b.first() == Some(&b'-');
+    let mut i = usize::from(neg);
+    let mut mant: u64 = 0;
+    let mut sig = 0u32; // significant digits so far
+    let mut frac = 0usize;
+    let int_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        mant = mant.wrapping_mul(10).wrapping_add(u64::from(b[i] - b'0'));
+        sig += u32::from(mant != 0);
+        i += 1;
+    }
+    if i == int_start {
+        return None;
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let frac_start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            mant = mant.wrapping_mul(10).wrapping_add(u64::from(b[i] - b'0'));
+            sig += u32::from(mant != 0);
+            i += 1;
+        }
+        frac = i - frac_start;
+        if frac == 0 {
+            return None;
+        }
+    }
+    let mut exponent = false;
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        exponent = true;
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let exp_start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == exp_start {
+            return None;
+        }
+    }
+    if !exponent && sig <= 19 && mant <= (1u64 << 53) && frac <= 22 {
+        let v = mant as f64 / POW10[frac];
+        // An integer literal is read as an integer, so `-0` is 0, not -0.0.
+        let integer = frac == 0 && b.get(int_start..i).is_some_and(|d| !d.contains(&b'.'));
+        if integer && v == 0.0 {
+            return Some((0.0, i));
+        }
+        return Some((if neg { -v } else { v }, i));
+    }
+    s[..i].parse::<f64>().ok().map(|v| (v, i))
+}
+
+/// A known key at the start of `b` (just after its opening quote): its index and length.
+fn known_key(b: &[u8]) -> Option<(u8, usize)> {
+    const KEYS: [&[u8]; 10] = [
+        b"t_wall\"",
+        b"t_mono_ns\"",
+        b"latency_s\"",
+        b"running\"",
+        b"waiting\"",
+        b"kv_usage\"",
+        b"preemptions\"",
+        b"generation_tokens\"",
+        b"prompt_tokens\"",
+        b"paused\"",
+    ];
+    let candidates: &[u8] = match b.first()? {
+        b't' => &[0, 1],
+        b'l' => &[2],
+        b'r' => &[3],
+        b'w' => &[4],
+        b'k' => &[5],
+        b'p' => &[6, 8, 9],
+        b'g' => &[7],
+        _ => return None,
+    };
+    candidates
+        .iter()
+        .find(|&&k| b.starts_with(KEYS[usize::from(k)]))
+        .map(|&k| (k, KEYS[usize::from(k)].len() - 1))
+}
+
+const UNKNOWN_KEY: u8 = 10;
+const SCHEMA_KEY: u8 = 11;
+
+/// One comparison chain per key: the index of a known key (its bit in `seen`).
+fn key_index(key: &str) -> u8 {
+    match key {
+        "t_wall" => 0,
+        "t_mono_ns" => 1,
+        "latency_s" => 2,
+        "running" => 3,
+        "waiting" => 4,
+        "kv_usage" => 5,
+        "preemptions" => 6,
+        "generation_tokens" => 7,
+        "prompt_tokens" => 8,
+        "paused" => 9,
+        "schema" => SCHEMA_KEY,
+        _ => UNKNOWN_KEY,
+    }
 }
 
 /// Writes the header line the recorder writes.
@@ -221,6 +499,77 @@ mod tests {
         assert_eq!(s.peak_running(), Some(2.0));
         assert_eq!(s.times(), vec![0.0, 2.0]);
         assert_eq!(s.skip_note("s").unwrap(), "s:3: 4 lines skipped");
+    }
+
+    /// The fast path reads every line exactly as the JSON reader does.
+    fn same_as_generic(line: &str) {
+        let fast = read_line(line);
+        let slow = generic_line(line);
+        match (&fast, &slow) {
+            (Some(Line::Row(a)), Some(Line::Row(b))) => {
+                // NaN != NaN: compare the bit patterns of the fields.
+                assert_eq!(format!("{a:?}"), format!("{b:?}"), "{line}");
+            }
+            (Some(Line::Header(_)), Some(Line::Header(_))) | (None, None) => {}
+            _ => panic!("{line}: fast {fast:?} vs generic {slow:?}"),
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fast_decimal_matches_the_full_parser(int in 0u64..10_000_000_000, frac in 0u64..1_000_000_000, neg: bool, width in 0usize..10) {
+            let text = format!("{}{int}.{frac:0width$}", if neg { "-" } else { "" });
+            let (v, used) = scan_number(&text).unwrap();
+            proptest::prop_assert_eq!(used, text.len());
+            proptest::prop_assert_eq!(v.to_bits(), text.parse::<f64>().unwrap().to_bits(), "{}", text);
+        }
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_json_reader() {
+        for line in [
+            r#"{"t_wall": 1790470252.238873, "t_mono_ns": 208651898175, "running": 0.0, "waiting": 0.0, "kv_usage": 0.0, "preemptions": 0.0, "generation_tokens": 144.0, "prompt_tokens": 63.0}"#,
+            r#"{"t_wall": 1.0, "t_mono_ns": null, "running": null, "kv_usage": NaN, "paused": -Infinity}"#,
+            r#"{"t_wall": 1.0, "t_mono_ns": 1.5e9}"#,
+            r#"{"t_wall": null, "running": 1}"#,
+            r#"{"running": 1}"#,
+            r#"{"t_wall": 1, "running": "x"}"#,
+            r#"{"t_wall": 1, "running": true}"#,
+            r#"{"t_wall": 1, "note": "a,b}"}"#,
+            r#"{"t_wall": 1, "extra": {"a": 1}}"#,
+            r#"{"t_wall": 1, "running": 1, "running": 2}"#,
+            r#"{"t_wall": 1.}"#,
+            r#"{"t_wall": +1}"#,
+            r#"{"t_wall": 1} x"#,
+            r#"{"t_wall": 01}"#,
+            r#"{"schema": "x", "t_wall": 1}"#,
+            r#"{"t_w\u0061ll": 1}"#,
+            r#"{}"#,
+            r#"{"t_wall":1,"running":2}"#,
+            r#"{"t_wall": 01, "running": -0}"#,
+            r#"{"t_wall": 1e5, "running": 1E+2, "kv_usage": 2.5e-3}"#,
+            r#"{"t_wall": 1, "running": -}"#,
+            r#"{"t_wall": 1, "running": 12345678901234567890123}"#,
+            r#"{"t_wall": 1, "running": 0.47619047619047616}"#,
+            r#"{"t_wall": 1, "t_mono_ns": -5, "pausedx": 3, "paus": 1}"#,
+            r#"{"t_wall": 1, "running": nul}"#,
+            r#"{"t_wall": 1, "running": NaNx}"#,
+        ] {
+            same_as_generic(line);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fast_path_agrees_on_generated_lines(
+            keys in proptest::collection::vec(
+                proptest::sample::select(vec!["t_wall", "t_mono_ns", "running", "kv_usage", "paused", "x"]), 0..6),
+            values in proptest::collection::vec(
+                proptest::sample::select(vec!["1", "-2.5e3", "null", "NaN", "Infinity", "\"s\"", "true", "1.", "0.25", "12345678901234"]), 6),
+        ) {
+            let body: Vec<String> = keys.iter().zip(&values).map(|(k, v)| format!("\"{k}\": {v}")).collect();
+            same_as_generic(&format!("{{{}}}", body.join(", ")));
+        }
     }
 
     #[test]
