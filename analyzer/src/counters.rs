@@ -89,10 +89,13 @@ fn py_repr(x: f64) -> String {
     s
 }
 
+/// A series by name and its sorted labels.
+type SeriesKey<'a> = (&'a str, &'a [(String, String)]);
+
 /// Detects a restart by moved `_created` stamps (formats.md §4.7). Cheap enough to run
 /// once per pair; callers cache it in [`Pair`].
 pub fn moved_stamps(before: &Snapshot, after: &Snapshot) -> Option<Restart> {
-    let mut old: HashMap<(&str, &[(String, String)]), f64> = HashMap::new();
+    let mut old: HashMap<SeriesKey<'_>, f64> = HashMap::new();
     for s in &before.metrics.samples {
         if s.name.ends_with("_created") {
             old.entry((s.name.as_str(), s.labels.as_slice()))

@@ -477,7 +477,6 @@ fn newline(out: &mut String, indent: Option<usize>, level: usize) {
 }
 
 fn write_value(out: &mut String, v: &Json, indent: Option<usize>, level: usize) {
-    let sep = if indent.is_some() { ": " } else { ": " };
     match v {
         Json::Null => out.push_str("null"),
         Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -520,7 +519,7 @@ fn write_value(out: &mut String, v: &Json, indent: Option<usize>, level: usize) 
                 }
                 newline(out, indent, level + 1);
                 write_str(out, k);
-                out.push_str(sep);
+                out.push_str(": ");
                 write_value(out, item, indent, level + 1);
             }
             newline(out, indent, level);

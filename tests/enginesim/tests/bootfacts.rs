@@ -1,6 +1,5 @@
 //! The analyzer reads each simulated engine's boot log as that engine, with the facts the
-//! simulator was configured with. Ignored until `analyzer::bootlog::read_facts` lands
-//! (it is a stub in the analyzer today); run with `cargo test -- --ignored`.
+//! simulator was configured with.
 
 mod common;
 use analyzer::Engine;
@@ -13,7 +12,6 @@ fn facts_of(name: &str, prog: &str, args: &[&str], port: u16) -> analyzer::bootl
 }
 
 #[test]
-#[ignore = "needs analyzer::bootlog::read_facts (a stub in analyzer/ today)"]
 fn vllm_boot_facts() {
     let port = free_port();
     let p = port.to_string();
@@ -45,7 +43,6 @@ fn vllm_boot_facts() {
 }
 
 #[test]
-#[ignore = "needs analyzer::bootlog::read_facts (a stub in analyzer/ today)"]
 fn sglang_boot_facts() {
     let port = free_port();
     let p = port.to_string();
@@ -76,7 +73,6 @@ fn sglang_boot_facts() {
 }
 
 #[test]
-#[ignore = "needs analyzer::bootlog::read_facts (a stub in analyzer/ today)"]
 fn trtllm_boot_facts() {
     let port = free_port();
     let dir = tmpdir("facts-trt-cfg");
