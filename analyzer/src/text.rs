@@ -37,6 +37,18 @@ pub struct SplitLines<'a> {
     rest: &'a str,
 }
 
+/// Bytes that can begin a line boundary in UTF-8: the ASCII breaks, and the lead bytes of
+/// U+0085 (`C2 85`) and U+2028/U+2029 (`E2 80 A8`/`E2 80 A9`).
+static MAY_BREAK: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = matches!(b as u8, b'\n' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1e | 0xc2 | 0xe2);
+        b += 1;
+    }
+    t
+};
+
 impl<'a> Iterator for SplitLines<'a> {
     type Item = &'a str;
 
@@ -44,23 +56,31 @@ impl<'a> Iterator for SplitLines<'a> {
         if self.rest.is_empty() {
             return None;
         }
-        // Fast path: find the first break character; most are '\n'.
-        match self.rest.char_indices().find(|&(_, c)| is_break(c)) {
-            None => {
-                let line = self.rest;
-                self.rest = "";
-                Some(line)
-            }
-            Some((i, c)) => {
-                let line = &self.rest[..i];
-                let mut end = i + c.len_utf8();
-                if c == '\r' && self.rest[end..].starts_with('\n') {
-                    end += 1;
+        // Byte search (far faster than decoding chars): a break character is either one
+        // of the ASCII bytes or one of three fixed multi-byte sequences, and its first
+        // byte is always a char boundary.
+        let b = self.rest.as_bytes();
+        let mut from = 0;
+        let (at, end) = loop {
+            let Some(k) = b[from..].iter().position(|&c| MAY_BREAK[usize::from(c)]) else {
+                break (b.len(), b.len());
+            };
+            let j = from + k;
+            let len = match b[j] {
+                b'\r' if b.get(j + 1) == Some(&b'\n') => 2,
+                0xc2 if b.get(j + 1) == Some(&0x85) => 2,
+                0xe2 if b.get(j + 1) == Some(&0x80) && matches!(b.get(j + 2), Some(0xa8 | 0xa9)) => 3,
+                0xc2 | 0xe2 => {
+                    from = j + 1;
+                    continue;
                 }
-                self.rest = &self.rest[end..];
-                Some(line)
-            }
-        }
+                _ => 1,
+            };
+            break (j, j + len);
+        };
+        let line = &self.rest[..at];
+        self.rest = &self.rest[end..];
+        Some(line)
     }
 }
 
@@ -90,6 +110,45 @@ mod tests {
         assert_eq!(v, ["a", "", "b"]);
         assert_eq!(split_lines("").count(), 0);
         assert_eq!(split_lines("\n").collect::<Vec<_>>(), [""]);
+    }
+
+    #[test]
+    fn byte_search_agrees_with_the_char_rule() {
+        // The definition: split at every is_break char, "\r\n" as one break.
+        fn by_chars(text: &str) -> Vec<&str> {
+            let mut out = Vec::new();
+            let mut rest = text;
+            while !rest.is_empty() {
+                match rest.char_indices().find(|&(_, c)| is_break(c)) {
+                    None => {
+                        out.push(rest);
+                        rest = "";
+                    }
+                    Some((i, c)) => {
+                        out.push(&rest[..i]);
+                        let mut end = i + c.len_utf8();
+                        if c == '\r' && rest[end..].starts_with('\n') {
+                            end += 1;
+                        }
+                        rest = &rest[end..];
+                    }
+                }
+            }
+            out
+        }
+        let pieces = [
+            "a", "é", "\u{85}", "\u{2028}", "\u{2029}", "\u{2027}", "\u{202a}", "\u{a0}", "\u{c5}",
+            "█", "\r", "\n", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\t", "",
+        ];
+        // Every sequence of up to three pieces.
+        for x in pieces {
+            for y in pieces {
+                for z in pieces {
+                    let t = format!("{x}{y}{z}");
+                    assert_eq!(split_lines(&t).collect::<Vec<_>>(), by_chars(&t), "{t:?}");
+                }
+            }
+        }
     }
 
     #[test]
