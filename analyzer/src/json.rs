@@ -388,7 +388,12 @@ impl Parser<'_> {
             }
             p.i - s
         };
+        let int_start = self.i;
         if digits(self) == 0 {
+            return Err(self.err("bad number"));
+        }
+        // JSON (and Python's reader) refuses leading zeros such as 01.
+        if self.s[int_start] == b'0' && self.i - int_start > 1 {
             return Err(self.err("bad number"));
         }
         let mut is_int = true;

@@ -370,7 +370,7 @@ fn scan_number(s: &str) -> Option<(f64, usize)> {
         sig += u32::from(mant != 0);
         i += 1;
     }
-    if i == int_start {
+    if i == int_start || (b[int_start] == b'0' && i - int_start > 1) {
         return None;
     }
     if b.get(i) == Some(&b'.') {
