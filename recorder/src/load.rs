@@ -1,0 +1,341 @@
+//! The load command (recorder.md §3.4): which benchmark client it is, the flags that make
+//! it save its result into the run folder, where the result lands, and running it with
+//! its merged output echoed and appended to `load.log` line by line.
+
+use std::fs::OpenOptions;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus};
+use std::time::{Duration, Instant, SystemTime};
+
+use nix::sys::signal::Signal;
+
+use crate::signals;
+
+/// A recognised benchmark client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    Vllm,
+    Sglang,
+    Trtllm,
+}
+
+impl Client {
+    pub fn key(self) -> &'static str {
+        match self {
+            Client::Vllm => "vllm",
+            Client::Sglang => "sglang",
+            Client::Trtllm => "trtllm",
+        }
+    }
+}
+
+/// The client a load vector runs. Only the vector is inspected: a client inside
+/// `bash -c "..."` is not recognised.
+pub fn client_of(argv: &[String]) -> Option<Client> {
+    if argv.windows(2).any(|w| w[0] == "bench" && w[1] == "serve") {
+        return Some(Client::Vllm);
+    }
+    if argv
+        .iter()
+        .any(|t| t == "sglang.benchmark.serving" || t == "sglang.bench_serving")
+    {
+        return Some(Client::Sglang);
+    }
+    if argv
+        .iter()
+        .any(|t| t == "tensorrt_llm.serve.scripts.benchmark_serving")
+    {
+        return Some(Client::Trtllm);
+    }
+    None
+}
+
+/// A value flag in `--flag value` or `--flag=value` form (the last one given wins).
+pub fn flag_value<'a>(argv: &'a [String], flag: &str) -> Option<&'a str> {
+    let mut found = None;
+    let eq = format!("{flag}=");
+    for (i, t) in argv.iter().enumerate() {
+        if t == flag {
+            found = argv.get(i + 1).map(String::as_str);
+        } else if let Some(v) = t.strip_prefix(&eq) {
+            found = Some(v);
+        }
+    }
+    found
+}
+
+fn has_token(argv: &[String], flag: &str) -> bool {
+    let eq = format!("{flag}=");
+    argv.iter().any(|t| t == flag || t.starts_with(&eq))
+}
+
+/// The concurrency the load asks for: `--max-concurrency` when all digits.
+pub fn requested(argv: &[String]) -> Option<i64> {
+    let v = flag_value(argv, "--max-concurrency")?;
+    (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| v.parse().ok())
+        .flatten()
+}
+
+/// Where the client's result will be.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResultFile {
+    Exact(PathBuf),
+    /// The newest `*.json` in this folder modified since the load started.
+    NewestIn(PathBuf),
+    None,
+}
+
+/// The vector to run and where its result will be.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub argv_run: Vec<String>,
+    pub appended: Vec<String>,
+    pub result: ResultFile,
+}
+
+fn in_dir(dir: &str, name: &str) -> String {
+    format!("{}/{name}", dir.trim_end_matches('/'))
+}
+
+/// Adds the save flags a recognised client lacks (DIR as given).
+pub fn plan(argv: &[String], client: Option<Client>, dir: &str) -> Plan {
+    let mut appended: Vec<String> = Vec::new();
+    let result = match client {
+        None => ResultFile::None,
+        Some(Client::Sglang) => match flag_value(argv, "--output-file") {
+            Some(f) => ResultFile::Exact(PathBuf::from(f)),
+            None => {
+                let f = in_dir(dir, "bench.jsonl");
+                appended = vec!["--output-file".into(), f.clone()];
+                ResultFile::Exact(PathBuf::from(f))
+            }
+        },
+        Some(Client::Vllm | Client::Trtllm) => {
+            if !has_token(argv, "--save-result") {
+                appended = [
+                    "--save-result",
+                    "--result-dir",
+                    dir,
+                    "--result-filename",
+                    "bench.json",
+                ]
+                .map(String::from)
+                .to_vec();
+                ResultFile::Exact(PathBuf::from(in_dir(dir, "bench.json")))
+            } else {
+                let rdir = PathBuf::from(flag_value(argv, "--result-dir").unwrap_or("."));
+                match flag_value(argv, "--result-filename") {
+                    Some(f) => ResultFile::Exact(rdir.join(f)),
+                    None => ResultFile::NewestIn(rdir),
+                }
+            }
+        }
+    };
+    let mut argv_run = argv.to_vec();
+    argv_run.extend(appended.iter().cloned());
+    Plan {
+        argv_run,
+        appended,
+        result,
+    }
+}
+
+/// The result file written, if any.
+pub fn find_result(result: &ResultFile, since: SystemTime) -> Option<PathBuf> {
+    match result {
+        ResultFile::None => None,
+        ResultFile::Exact(p) => p.is_file().then(|| p.clone()),
+        ResultFile::NewestIn(dir) => std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .filter_map(|e| {
+                let m = e.metadata().ok()?.modified().ok()?;
+                (m >= since && e.file_type().ok()?.is_file()).then(|| (m, e.path()))
+            })
+            .max()
+            .map(|(_, p)| p),
+    }
+}
+
+/// Copies a result found outside the folder (or under another name) in as `bench.json`
+/// (one JSON document) or `bench.jsonl` (JSON lines). Returns the name in the folder.
+pub fn bring_in(found: &Path, dir: &Path) -> std::io::Result<String> {
+    let same = |name: &str| {
+        let a = std::fs::canonicalize(found).ok();
+        a.is_some() && a == std::fs::canonicalize(dir.join(name)).ok()
+    };
+    if same("bench.json") {
+        return Ok("bench.json".into());
+    }
+    if same("bench.jsonl") {
+        return Ok("bench.jsonl".into());
+    }
+    let bytes = std::fs::read(found)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let name = if analyzer::json::parse(&text).is_ok() {
+        "bench.json"
+    } else {
+        "bench.jsonl"
+    };
+    crate::docs::write_atomic(dir, name, &bytes)?;
+    Ok(name.into())
+}
+
+/// How the load ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ended {
+    pub code: Option<i32>,
+    pub signal: Option<String>,
+}
+
+fn ended(st: ExitStatus) -> Ended {
+    use std::os::unix::process::ExitStatusExt;
+    Ended {
+        code: st.code(),
+        signal: st
+            .signal()
+            .and_then(|s| Signal::try_from(s).ok())
+            .map(|s| s.as_str().to_string()),
+    }
+}
+
+/// Where echoed lines go: stdout normally, stderr under `--json`; through the progress
+/// line so they do not tear it.
+pub type Echo = Box<dyn Fn(&str) + Send>;
+
+/// Runs the load: one pipe for stdout and stderr, each line echoed and appended to
+/// `log` (UTF-8, invalid bytes replaced), flushed per line. A stop signal ends it:
+/// after a terminal Ctrl-C it gets 10 s to finish, then SIGTERM, then SIGKILL 10 s later.
+pub fn run(
+    argv: &[String],
+    log: &Path,
+    echo: Echo,
+    tick: &mut dyn FnMut(),
+) -> Result<(Ended, bool), String> {
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| format!("cannot write {}: {e}", log.display()))?;
+    let (reader, writer) = std::io::pipe().map_err(|e| e.to_string())?;
+    let writer2 = writer.try_clone().map_err(|e| e.to_string())?;
+    let Some((prog, args)) = argv.split_first() else {
+        return Err("the load command is empty".into());
+    };
+    let mut cmd = Command::new(prog);
+    cmd.args(args).stdout(writer).stderr(writer2);
+    let mut child = crate::reaper::spawn(&mut cmd)
+        .map_err(|e| format!("cannot run the load command {prog}: {e}"))?;
+    drop(cmd); // our copies of the pipe's write end, so the reader sees its end
+    let pump = std::thread::spawn(move || {
+        let mut r = BufReader::new(reader);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match r.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let line = String::from_utf8_lossy(&buf);
+                    let line = line.trim_end_matches('\n').trim_end_matches('\r');
+                    echo(line);
+                    let _ = file.write_all(format!("{line}\n").as_bytes());
+                    let _ = file.flush();
+                }
+            }
+        }
+    });
+    let status = wait(&mut child, tick);
+    let _ = pump.join();
+    let interrupted = signals::interrupted();
+    Ok((ended(status), interrupted))
+}
+
+fn wait(child: &mut Child, tick: &mut dyn FnMut()) -> ExitStatus {
+    let mut since_signal: Option<Instant> = None;
+    let mut termed: Option<Instant> = None;
+    loop {
+        if let Ok(Some(st)) = child.try_wait() {
+            return st;
+        }
+        if signals::interrupted() {
+            let t0 = *since_signal.get_or_insert_with(Instant::now);
+            // A terminal Ctrl-C reached the load too (same process group): give it a
+            // moment to stop on its own; otherwise stop it now.
+            let grace = if signals::last_was_sigint() { 10 } else { 0 };
+            if termed.is_none() && t0.elapsed() >= Duration::from_secs(grace) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(child.id() as i32),
+                    Signal::SIGTERM,
+                );
+                termed = Some(Instant::now());
+            }
+            if termed.is_some_and(|t| t.elapsed() >= Duration::from_secs(10)) {
+                let _ = child.kill();
+            }
+        }
+        tick();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn rewriting_exact_vectors() {
+        let a = v("vllm bench serve --model M --max-concurrency 32");
+        let p = plan(&a, client_of(&a), "run");
+        assert_eq!(
+            p.argv_run,
+            v("vllm bench serve --model M --max-concurrency 32 --save-result --result-dir run --result-filename bench.json")
+        );
+        assert_eq!(p.result, ResultFile::Exact("run/bench.json".into()));
+        assert_eq!(requested(&a), Some(32));
+        assert_eq!(requested(&v("x --max-concurrency=8")), Some(8));
+        assert_eq!(requested(&v("x --max-concurrency 8x")), None);
+
+        let a = v("vllm bench serve --save-result --result-dir r --result-filename b.json");
+        let p = plan(&a, client_of(&a), "run");
+        assert_eq!(p.argv_run, a);
+        assert_eq!(p.result, ResultFile::Exact("r/b.json".into()));
+        let a = v("vllm bench serve --save-result");
+        assert_eq!(
+            plan(&a, client_of(&a), "run").result,
+            ResultFile::NewestIn(".".into())
+        );
+
+        let a = v("python -m tensorrt_llm.serve.scripts.benchmark_serving --model m");
+        assert_eq!(client_of(&a), Some(Client::Trtllm));
+        assert!(plan(&a, client_of(&a), "d/").argv_run.ends_with(&v(
+            "--save-result --result-dir d/ --result-filename bench.json"
+        )));
+
+        for m in ["sglang.benchmark.serving", "sglang.bench_serving"] {
+            let a = v(&format!("python3 -m {m} --backend sglang"));
+            let p = plan(&a, client_of(&a), "/run");
+            assert_eq!(p.appended, v("--output-file /run/bench.jsonl"));
+        }
+        let a = v("python3 -m sglang.bench_serving --output-file mine.jsonl");
+        let p = plan(&a, client_of(&a), "run");
+        assert_eq!(
+            (p.argv_run.clone(), p.result),
+            (a, ResultFile::Exact("mine.jsonl".into()))
+        );
+
+        let a = v("locust -u 32");
+        let p = plan(&a, client_of(&a), "run");
+        assert_eq!(
+            (client_of(&a), p.argv_run.clone(), p.result),
+            (None, a, ResultFile::None)
+        );
+        assert_eq!(client_of(&v("bash -c vllm_bench_serve")), None);
+    }
+}

@@ -1,0 +1,48 @@
+//! As a child subreaper, the recorder inherits whatever the server orphans. Those zombies
+//! are reaped here, by PID, never with a wildcard wait that could steal the exit status of
+//! a child the recorder itself is waiting for (the server, the load, nvidia-smi): those
+//! are spawned through `spawn`, which records their PIDs under the same lock the reaper
+//! holds while it works.
+
+use std::collections::HashSet;
+use std::process::{Child, Command};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use nix::sys::wait::{waitpid, WaitPidFlag};
+use nix::unistd::Pid;
+
+use crate::procs::ProcFs;
+
+static OWN: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
+
+/// Spawns a child of our own: the reaper leaves it alone.
+pub fn spawn(cmd: &mut Command) -> std::io::Result<Child> {
+    let mut g = OWN.lock().unwrap_or_else(|e| e.into_inner());
+    let child = cmd.spawn()?;
+    g.get_or_insert_with(HashSet::new).insert(child.id() as i32);
+    Ok(child)
+}
+
+/// Reaps adopted zombies once.
+pub fn reap_adopted(fs: &ProcFs) {
+    let me = std::process::id() as i32;
+    let g = OWN.lock().unwrap_or_else(|e| e.into_inner());
+    let own = g.as_ref();
+    for p in fs.table() {
+        if p.ppid == me && p.state == 'Z' && !own.is_some_and(|o| o.contains(&p.pid)) {
+            let _ = waitpid(Pid::from_raw(p.pid), Some(WaitPidFlag::WNOHANG));
+        }
+    }
+}
+
+/// Starts the reaper thread (once a second).
+pub fn start() {
+    std::thread::spawn(|| {
+        let fs = ProcFs::default();
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+            reap_adopted(&fs);
+        }
+    });
+}

@@ -1,0 +1,346 @@
+//! The gauge series (recorder.md §5, formats.md §3): one row per successful reading, the
+//! header at the first success, every row flushed as written so a kill leaves a readable
+//! file, and the recorder thread `record` runs during the load.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use analyzer::json::{obj, Json};
+use analyzer::num::round_dp;
+use analyzer::prom::Exposition;
+use analyzer::series::{header_line, Row};
+use analyzer::Engine;
+
+use crate::scrape::{Reading, Scraper};
+
+/// A KV gauge that matched more than one series in one reading.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ambiguity {
+    pub name: String,
+    pub label_sets: Vec<String>,
+}
+
+/// The row of one reading, and the ambiguity when the KV gauge had several series.
+pub fn row_of(reading: &Reading, engine: Engine) -> (Row, Option<Ambiguity>) {
+    let m = engine.metrics();
+    let x = &reading.metrics;
+    let (kv_usage, ambiguity) = match x.single(m.kv_usage, &[]) {
+        Ok(v) => (v, None),
+        Err(_) => (None, Some(ambiguity(x, m.kv_usage))),
+    };
+    // SGLang exports its retraction counter only after the first retraction; its gauge
+    // witnesses that the counter reads 0 until then (formats.md §5.6).
+    let preemptions = m.evictions.and_then(|name| {
+        x.total(name, &[])
+            .or_else(|| m.evictions_witness.filter(|w| x.has(w)).map(|_| 0.0))
+    });
+    let row = Row {
+        t_wall: round_dp(reading.t_wall, 6),
+        t_mono_ns: Some(reading.t_mono_ns),
+        latency_s: Some(reading.latency_s),
+        running: x.total(m.running, &[]),
+        waiting: x.total(m.waiting, &[]),
+        kv_usage,
+        preemptions,
+        generation_tokens: x.total(m.generation_tokens, &[]),
+        prompt_tokens: x.total(m.prompt_tokens, &[]),
+        paused: m.paused.and_then(|p| x.total(p, &[])),
+    };
+    (row, ambiguity)
+}
+
+fn ambiguity(x: &Exposition, name: &str) -> Ambiguity {
+    let label_sets = x
+        .select(name, &[])
+        .map(|s| {
+            let inner: Vec<String> = s
+                .labels
+                .iter()
+                .map(|(k, v)| format!("{k}=\"{v}\""))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        })
+        .collect();
+    Ambiguity {
+        name: name.to_string(),
+        label_sets,
+    }
+}
+
+/// The row's line: keys in the written order, only the fields the engine has.
+pub fn row_line(row: &Row, engine: Engine) -> String {
+    let f = |v: Option<f64>| Json::from(v);
+    let mut pairs: Vec<(&str, Json)> = vec![
+        ("t_wall", Json::Float(row.t_wall)),
+        ("t_mono_ns", Json::from(row.t_mono_ns)),
+        ("latency_s", f(row.latency_s)),
+        ("running", f(row.running)),
+        ("waiting", f(row.waiting)),
+        ("kv_usage", f(row.kv_usage)),
+    ];
+    if engine.metrics().evictions.is_some() {
+        pairs.push(("preemptions", f(row.preemptions)));
+    }
+    pairs.push(("generation_tokens", f(row.generation_tokens)));
+    pairs.push(("prompt_tokens", f(row.prompt_tokens)));
+    if engine.metrics().paused.is_some() {
+        pairs.push(("paused", f(row.paused)));
+    }
+    obj(pairs).to_compact()
+}
+
+/// Appends rows to a series file: the header at the first success, each line flushed.
+pub struct SeriesWriter {
+    file: File,
+    url: String,
+    interval_s: f64,
+    engine: Option<Engine>,
+    pub rows: usize,
+    ambiguous_rows: usize,
+    ambiguity: Option<Ambiguity>,
+}
+
+impl SeriesWriter {
+    pub fn create(path: &Path, url: &str, interval_s: f64) -> std::io::Result<SeriesWriter> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(SeriesWriter {
+            file,
+            url: url.trim_end_matches('/').to_string(),
+            interval_s,
+            engine: None,
+            rows: 0,
+            ambiguous_rows: 0,
+            ambiguity: None,
+        })
+    }
+
+    fn line(&mut self, text: &str) -> std::io::Result<()> {
+        // One write per line, so a reader never sees half a header next to a row.
+        let mut buf = Vec::with_capacity(text.len() + 1);
+        buf.extend_from_slice(text.as_bytes());
+        buf.push(b'\n');
+        self.file.write_all(&buf)?;
+        self.file.flush()
+    }
+
+    /// Writes the row of a successful reading (and the header before the first).
+    pub fn write(&mut self, reading: &Reading) -> std::io::Result<Row> {
+        let engine = match self.engine {
+            Some(e) => e,
+            None => {
+                // Told once, from the first successful reading's names.
+                let e = reading.engine().unwrap_or(Engine::Vllm);
+                let header = header_line(&self.url, self.interval_s, Some(e));
+                self.line(&header)?;
+                self.engine = Some(e);
+                e
+            }
+        };
+        let (row, amb) = row_of(reading, engine);
+        if let Some(a) = amb {
+            self.ambiguous_rows += 1;
+            self.ambiguity.get_or_insert(a);
+        }
+        self.line(&row_line(&row, engine))?;
+        self.rows += 1;
+        Ok(row)
+    }
+
+    /// Ends the file: a header without `engine` when no reading succeeded. Returns the
+    /// note about an ambiguous KV gauge, if any.
+    pub fn close(&mut self) -> std::io::Result<Option<String>> {
+        if self.engine.is_none() {
+            let header = header_line(&self.url, self.interval_s, None);
+            self.line(&header)?;
+            self.engine = Some(Engine::Vllm);
+        }
+        Ok(self.ambiguity.as_ref().map(|a| {
+            format!(
+                "kv_usage written as null in {} rows: {} series named {} ({})",
+                self.ambiguous_rows,
+                a.label_sets.len(),
+                a.name,
+                a.label_sets.join(", ")
+            )
+        }))
+    }
+}
+
+/// The latest row, shared with the progress line.
+pub type Latest = Arc<Mutex<Option<Row>>>;
+
+/// What a finished series recording reports.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub rows: usize,
+    pub failures: usize,
+    pub note: Option<String>,
+    pub latencies: Vec<f64>,
+    pub write_error: Option<String>,
+}
+
+/// Records until `stop` is set: read, write, wait `interval` (interruptibly), repeat.
+/// `verbose` prints `scrape failed: ERROR` per failed reading (`watch`).
+pub fn record_until(
+    scraper: &Scraper,
+    writer: &mut SeriesWriter,
+    interval: Duration,
+    stop: &AtomicBool,
+    latest: &Latest,
+    verbose: bool,
+) -> Summary {
+    let mut s = Summary::default();
+    while !stop.load(Ordering::SeqCst) {
+        match scraper.scrape() {
+            Ok(r) => match writer.write(&r) {
+                Ok(row) => {
+                    s.latencies.push(r.latency_s);
+                    if let Ok(mut l) = latest.lock() {
+                        *l = Some(row);
+                    }
+                }
+                Err(e) => {
+                    s.write_error = Some(e.to_string());
+                    break;
+                }
+            },
+            Err(e) => {
+                s.failures += 1;
+                if verbose {
+                    eprintln!("scrape failed: {e}");
+                }
+            }
+        }
+        let end = Instant::now() + interval;
+        while Instant::now() < end && !stop.load(Ordering::SeqCst) {
+            std::thread::sleep((end - Instant::now()).min(Duration::from_millis(10)));
+        }
+    }
+    s.rows = writer.rows;
+    match writer.close() {
+        Ok(note) => s.note = note,
+        Err(e) => s.write_error = Some(e.to_string()),
+    }
+    s
+}
+
+/// The series recorder on its own thread (`record`, from just before the load until
+/// just after the after snapshot).
+pub struct Recorder {
+    stop: Arc<AtomicBool>,
+    done: std::sync::mpsc::Receiver<Summary>,
+    pub latest: Latest,
+}
+
+impl Recorder {
+    pub fn start(scraper: Scraper, mut writer: SeriesWriter, interval: Duration) -> Recorder {
+        let stop = Arc::new(AtomicBool::new(false));
+        let latest: Latest = Arc::new(Mutex::new(None));
+        let (tx, done) = std::sync::mpsc::channel();
+        let (stop2, latest2) = (stop.clone(), latest.clone());
+        std::thread::spawn(move || {
+            let s = record_until(&scraper, &mut writer, interval, &stop2, &latest2, false);
+            let _ = tx.send(s);
+        });
+        Recorder { stop, done, latest }
+    }
+
+    /// Stops it; the reading in progress is finished (at most `wait`).
+    pub fn finish(self, wait: Duration) -> Option<Summary> {
+        self.stop.store(true, Ordering::SeqCst);
+        self.done.recv_timeout(wait).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(text: &str) -> Reading {
+        Reading {
+            url: "http://h/metrics".into(),
+            path: "/metrics".into(),
+            t_wall: 1790000000.12345678,
+            t_mono_ns: 5_000_000_000,
+            latency_s: 0.004,
+            text: text.into(),
+            metrics: Exposition::parse(text).unwrap(),
+        }
+    }
+
+    #[test]
+    fn vllm_row_fields_and_order() {
+        let r = reading(
+            "vllm:num_requests_running{model_name=\"m\"} 3\nvllm:num_requests_waiting{model_name=\"m\"} 1\n\
+             vllm:kv_cache_usage_perc{model_name=\"m\"} 0.5\nvllm:num_preemptions_total{model_name=\"m\"} 0\n\
+             vllm:generation_tokens_total{model_name=\"m\"} 10\n",
+        );
+        let (row, amb) = row_of(&r, Engine::Vllm);
+        assert!(amb.is_none());
+        assert_eq!(
+            row_line(&row, Engine::Vllm),
+            "{\"t_wall\": 1790000000.123457, \"t_mono_ns\": 5000000000, \"latency_s\": 0.004, \"running\": 3.0, \"waiting\": 1.0, \"kv_usage\": 0.5, \"preemptions\": 0.0, \"generation_tokens\": 10.0, \"prompt_tokens\": null}"
+        );
+    }
+
+    #[test]
+    fn sglang_witness_and_trtllm_paused() {
+        let r = reading("sglang:num_retracted_reqs 0\nsglang:num_running_reqs 2\n");
+        let (row, _) = row_of(&r, Engine::Sglang);
+        assert_eq!(row.preemptions, Some(0.0));
+        let r = reading("sglang:num_running_reqs 2\n");
+        assert_eq!(row_of(&r, Engine::Sglang).0.preemptions, None);
+        let r = reading("trtllm_num_paused_requests{pid=\"1\"} 2\n");
+        let (row, _) = row_of(&r, Engine::Trtllm);
+        let line = row_line(&row, Engine::Trtllm);
+        assert!(!line.contains("preemptions"));
+        assert!(
+            line.ends_with("\"prompt_tokens\": null, \"paused\": 2.0}"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn two_kv_series_give_null_and_a_note() {
+        let dir = std::env::temp_dir().join(format!("rec-series-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let p = dir.join("a.series.jsonl");
+        let _ = std::fs::remove_file(&p);
+        let mut w = SeriesWriter::create(&p, "http://h/", 0.25).unwrap();
+        let r = reading("vllm:kv_cache_usage_perc{engine=\"0\"} 0.5\nvllm:kv_cache_usage_perc{engine=\"1\"} 0.25\n");
+        let row = w.write(&r).unwrap();
+        assert_eq!(row.kv_usage, None);
+        let note = w.close().unwrap().unwrap();
+        assert!(
+            note.contains("1 rows: 2 series named vllm:kv_cache_usage_perc"),
+            "{note}"
+        );
+        let text = std::fs::read_to_string(&p).unwrap();
+        let first = text.lines().next().unwrap();
+        assert_eq!(first, "{\"schema\": \"inferlint.series/1\", \"url\": \"http://h\", \"interval_s\": 0.25, \"engine\": \"vllm\"}");
+        // A file cut mid-row stays readable.
+        let cut = format!("{text}{{\"t_wall\": 1.0, \"runn");
+        let s = analyzer::series::Series::read("a", cut.as_bytes()).unwrap();
+        assert_eq!(s.rows.len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn header_alone_when_nothing_succeeded() {
+        let dir = std::env::temp_dir().join(format!("rec-series2-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let p = dir.join("b.series.jsonl");
+        let _ = std::fs::remove_file(&p);
+        let mut w = SeriesWriter::create(&p, "http://h", 0.5).unwrap();
+        assert!(w.close().unwrap().is_none());
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "{\"schema\": \"inferlint.series/1\", \"url\": \"http://h\", \"interval_s\": 0.5}\n"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,429 @@
+//! Stopping servers (recorder.md §3.5, §8.2): SIGTERM, a bounded wait, SIGKILL, each signal
+//! recorded; then the clear-card rule. The world (processes, signals, clock, card) is a
+//! trait so the signalling is tested with a fake kill and clock, and runs live on /proc.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use analyzer::json::{obj, Json};
+use analyzer::num::round_dp;
+use analyzer::Engine;
+use nix::errno::Errno;
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
+
+use crate::gpu::{self, Probe, Rule, Verdict};
+use crate::procs::{self, Proc, ProcFs, Server};
+use crate::signals;
+
+/// Who a signal goes to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum To {
+    Group(i32),
+    Pid(i32),
+}
+
+/// How a signal went.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sent {
+    Sent,
+    Gone,
+    NotPermitted,
+}
+
+impl Sent {
+    fn as_str(self) -> &'static str {
+        match self {
+            Sent::Sent => "sent",
+            Sent::Gone => "gone",
+            Sent::NotPermitted => "not permitted",
+        }
+    }
+}
+
+/// One signal, for `teardown.json`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignalRecord {
+    pub elapsed: f64,
+    pub to: To,
+    pub signal: Signal,
+    pub result: Sent,
+}
+
+impl SignalRecord {
+    pub fn to_json(&self) -> Json {
+        let (k, id) = match self.to {
+            To::Group(g) => ("group", g),
+            To::Pid(p) => ("pid", p),
+        };
+        obj([
+            ("elapsed_s", Json::Float(round_dp(self.elapsed, 3))),
+            (k, Json::from(i64::from(id))),
+            ("signal", Json::from(self.signal.as_str())),
+            ("result", Json::from(self.result.as_str())),
+        ])
+    }
+}
+
+/// What stopping needs from the world.
+pub trait World {
+    fn signal(&mut self, to: To, sig: Signal) -> Sent;
+    /// Whether the process is still the same live process (PID and start time).
+    fn alive(&mut self, p: &Proc) -> bool;
+    fn elapsed(&mut self) -> f64;
+    /// Waits; false when a signal says to stop waiting.
+    fn wait(&mut self, seconds: f64) -> bool;
+    /// `(MiB used, live server processes of any engine)` for the clear-card rule.
+    fn card(&mut self) -> (Option<i64>, usize);
+}
+
+/// SIGTERM each target by PID, poll every 0.5 s up to `grace` s, SIGKILL survivors.
+/// Returns the records and the targets still alive at the end.
+pub fn stop_each(
+    world: &mut dyn World,
+    targets: &[Proc],
+    grace: f64,
+) -> (Vec<SignalRecord>, Vec<Proc>) {
+    let mut records = Vec::new();
+    let mut pending: Vec<Proc> = Vec::new();
+    for p in targets {
+        let r = world.signal(To::Pid(p.pid), Signal::SIGTERM);
+        records.push(SignalRecord {
+            elapsed: world.elapsed(),
+            to: To::Pid(p.pid),
+            signal: Signal::SIGTERM,
+            result: r,
+        });
+        if r == Sent::Sent {
+            pending.push(p.clone());
+        }
+    }
+    let start = world.elapsed();
+    let mut waited = true;
+    loop {
+        pending.retain(|p| world.alive(p));
+        if pending.is_empty() || world.elapsed() - start >= grace || !waited {
+            break;
+        }
+        waited = world.wait(0.5);
+    }
+    for p in &pending {
+        let r = world.signal(To::Pid(p.pid), Signal::SIGKILL);
+        records.push(SignalRecord {
+            elapsed: world.elapsed(),
+            to: To::Pid(p.pid),
+            signal: Signal::SIGKILL,
+            result: r,
+        });
+    }
+    if !pending.is_empty() {
+        world.wait(0.5);
+    }
+    let left = pending.into_iter().filter(|p| world.alive(p)).collect();
+    (records, left)
+}
+
+/// The clear-card rule on a world.
+pub fn card_rule(world: &mut dyn World, rule: &Rule) -> Verdict {
+    struct Adapter<'a>(&'a mut dyn World);
+    impl Probe for Adapter<'_> {
+        fn read(&mut self) -> (Option<i64>, usize) {
+            self.0.card()
+        }
+        fn elapsed(&mut self) -> f64 {
+            self.0.elapsed()
+        }
+        fn wait(&mut self, s: f64) -> bool {
+            self.0.wait(s)
+        }
+    }
+    let start = world.elapsed();
+    let mut a = Adapter(world);
+    let mut v = gpu::clear_card(
+        &Rule {
+            timeout_s: rule.timeout_s,
+            ..*rule
+        },
+        &mut Offset(&mut a, start),
+    );
+    for r in &mut v.readings {
+        r.elapsed = round_dp(r.elapsed, 3);
+    }
+    v
+}
+
+/// Elapsed time measured from the rule's own start.
+struct Offset<'a>(&'a mut dyn Probe, f64);
+impl Probe for Offset<'_> {
+    fn read(&mut self) -> (Option<i64>, usize) {
+        self.0.read()
+    }
+    fn elapsed(&mut self) -> f64 {
+        self.0.elapsed() - self.1
+    }
+    fn wait(&mut self, s: f64) -> bool {
+        self.0.wait(s)
+    }
+}
+
+/// The live world: real signals, `/proc`, `nvidia-smi`, and the monotonic clock.
+pub struct Live {
+    pub fs: ProcFs,
+    start_ns: i64,
+    /// Waits end when more than this many stop signals arrived.
+    pub allowed_signals: usize,
+}
+
+impl Live {
+    pub fn new(fs: ProcFs, allowed_signals: usize) -> Live {
+        Live {
+            fs,
+            start_ns: crate::clock::mono_ns(),
+            allowed_signals,
+        }
+    }
+}
+
+/// Sends a signal, telling "gone" and "not permitted" apart.
+pub fn send(to: To, sig: Signal) -> Sent {
+    let r = match to {
+        To::Group(g) => nix::sys::signal::killpg(Pid::from_raw(g), sig),
+        To::Pid(p) => nix::sys::signal::kill(Pid::from_raw(p), sig),
+    };
+    match r {
+        Ok(()) => Sent::Sent,
+        Err(Errno::ESRCH) => Sent::Gone,
+        Err(_) => Sent::NotPermitted,
+    }
+}
+
+impl World for Live {
+    fn signal(&mut self, to: To, sig: Signal) -> Sent {
+        // The last line of defence: never the recorder itself, its group or an ancestor.
+        let me = std::process::id() as i32;
+        let table = self.fs.table();
+        let never = procs::self_and_ancestors(&table, me);
+        let mygroup = nix::unistd::getpgrp().as_raw();
+        match to {
+            To::Pid(p) if never.contains(&p) || p <= 1 => return Sent::NotPermitted,
+            To::Group(g) if g == mygroup || g <= 1 => return Sent::NotPermitted,
+            _ => {}
+        }
+        send(to, sig)
+    }
+    fn alive(&mut self, p: &Proc) -> bool {
+        self.fs
+            .read(p.pid)
+            .is_some_and(|now| now.start_ticks == p.start_ticks && now.live())
+    }
+    fn elapsed(&mut self) -> f64 {
+        crate::clock::since(self.start_ns)
+    }
+    fn wait(&mut self, seconds: f64) -> bool {
+        signals::sleep(Duration::from_secs_f64(seconds), self.allowed_signals)
+    }
+    fn card(&mut self) -> (Option<i64>, usize) {
+        (gpu::used_mib(), procs::live_servers(&self.fs).len())
+    }
+}
+
+/// The `pkill -f` pattern people type for these targets.
+pub fn usual_pattern(targets: &[Server]) -> &'static str {
+    if targets.iter().any(|s| s.engine == Engine::Trtllm) {
+        "trtllm-serve"
+    } else if targets.iter().any(|s| s.engine == Engine::Sglang) {
+        if targets
+            .iter()
+            .any(|s| s.proc.argv.iter().any(|a| a == "sglang.launch_server"))
+        {
+            "sglang.launch_server"
+        } else {
+            "sglang serve"
+        }
+    } else {
+        "vllm serve"
+    }
+}
+
+/// What `pkill -f PATTERN` would do here: `(missed targets, wrongly hit others)`.
+pub fn pkill_would(table: &[Proc], targets: &[Server], pattern: &str, me: i32) -> (usize, usize) {
+    let target_pids: HashSet<i32> = targets.iter().map(|s| s.proc.pid).collect();
+    let hit = |p: &Proc| p.argv.join(" ").contains(pattern);
+    let missed = targets.iter().filter(|s| !hit(&s.proc)).count();
+    // pkill spares itself; everything else matching is hit.
+    let wrong = table
+        .iter()
+        .filter(|p| p.pid != me && p.live() && !target_pids.contains(&p.pid) && hit(p))
+        .count();
+    (missed, wrong)
+}
+
+/// `target  pid=PID CMDLINE`: PID padded to 8 columns, command line cut at 100 characters.
+pub fn target_line(p: &Proc) -> String {
+    let cmd: String = p.cmdline().chars().take(100).collect();
+    format!("target  pid={:<8}{cmd}", p.pid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// A fake world: processes that die on SIGTERM unless stubborn; a card whose memory
+    /// is held while any vLLM or SGLang process lives.
+    struct Fake {
+        t: f64,
+        alive: HashMap<i32, (Engine, bool)>,
+        denied: HashSet<i32>,
+        log: Vec<(i32, Signal)>,
+    }
+
+    impl World for Fake {
+        fn signal(&mut self, to: To, sig: Signal) -> Sent {
+            let To::Pid(p) = to else { return Sent::Gone };
+            self.log.push((p, sig));
+            if self.denied.contains(&p) {
+                return Sent::NotPermitted;
+            }
+            match self.alive.get(&p).copied() {
+                None => Sent::Gone,
+                Some((_, stubborn)) => {
+                    if sig == Signal::SIGKILL || !stubborn {
+                        self.alive.remove(&p);
+                    }
+                    Sent::Sent
+                }
+            }
+        }
+        fn alive(&mut self, p: &Proc) -> bool {
+            self.alive.contains_key(&p.pid)
+        }
+        fn elapsed(&mut self) -> f64 {
+            self.t
+        }
+        fn wait(&mut self, s: f64) -> bool {
+            self.t += s;
+            true
+        }
+        fn card(&mut self) -> (Option<i64>, usize) {
+            let n = self.alive.len();
+            (Some(if n > 0 { 18000 } else { 300 }), n)
+        }
+    }
+
+    fn proc(pid: i32) -> Proc {
+        Proc {
+            pid,
+            ppid: 1,
+            sid: pid,
+            start_ticks: 1,
+            state: 'S',
+            comm: "x".into(),
+            argv: vec!["vllm".into(), "serve".into()],
+        }
+    }
+
+    #[test]
+    fn stubborn_engine_gets_sigterm_then_sigkill_then_card_clears() {
+        let mut w = Fake {
+            t: 0.0,
+            alive: [(7, (Engine::Vllm, true))].into_iter().collect(),
+            denied: HashSet::new(),
+            log: vec![],
+        };
+        let (rec, left) = stop_each(&mut w, &[proc(7)], 15.0);
+        assert_eq!(w.log, vec![(7, Signal::SIGTERM), (7, Signal::SIGKILL)]);
+        assert!(left.is_empty());
+        assert_eq!(rec[1].elapsed, 15.0);
+        assert_eq!(
+            rec[0].to_json().to_compact(),
+            "{\"elapsed_s\": 0.0, \"pid\": 7, \"signal\": \"SIGTERM\", \"result\": \"sent\"}"
+        );
+        let v = card_rule(&mut w, &Rule::new(800, 2, 120.0));
+        assert_eq!(v.clear, Some(true));
+        assert_eq!(v.readings[0].elapsed, 0.0);
+    }
+
+    #[test]
+    fn only_the_named_engine_is_signalled_and_the_card_stays_unclear() {
+        let mut w = Fake {
+            t: 0.0,
+            alive: [(7, (Engine::Sglang, false)), (8, (Engine::Vllm, false))]
+                .into_iter()
+                .collect(),
+            denied: HashSet::new(),
+            log: vec![],
+        };
+        // --engine sglang: only 7 is a target.
+        let (_, left) = stop_each(&mut w, &[proc(7)], 15.0);
+        assert!(left.is_empty());
+        assert_eq!(w.log, vec![(7, Signal::SIGTERM)]);
+        let v = card_rule(&mut w, &Rule::new(800, 2, 10.0));
+        assert_eq!(v.clear, Some(false));
+        assert!(
+            v.reason.ends_with("1 server processes alive"),
+            "{}",
+            v.reason
+        );
+    }
+
+    #[test]
+    fn permission_errors_are_recorded() {
+        let mut w = Fake {
+            t: 0.0,
+            alive: [(9, (Engine::Vllm, false))].into_iter().collect(),
+            denied: [9].into_iter().collect(),
+            log: vec![],
+        };
+        let (rec, _) = stop_each(&mut w, &[proc(9), proc(10)], 15.0);
+        assert_eq!(rec[0].result, Sent::NotPermitted);
+        assert_eq!(rec[1].result, Sent::Gone);
+        assert!(rec[0].to_json().to_compact().contains("\"not permitted\""));
+    }
+
+    #[test]
+    fn pkill_comparison_on_the_table() {
+        let mk = |pid: i32, argv: &[&str]| Proc {
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            ..proc(pid)
+        };
+        let table = vec![
+            mk(
+                200,
+                &[
+                    "/opt/venv/bin/python",
+                    "/opt/venv/bin/vllm",
+                    "serve",
+                    "/models/m",
+                ],
+            ),
+            mk(201, &["VLLM::EngineCore"]),
+            mk(300, &["python", "-m", "vllm.entrypoints.openai.api_server"]),
+            mk(301, &["VLLM::Worker_TP0"]),
+            mk(
+                400,
+                &[
+                    "bash",
+                    "-lc",
+                    "pkill -f 'vllm serve'; inferlint-recorder teardown",
+                ],
+            ),
+            mk(401, &["inferlint-recorder", "teardown"]),
+            mk(500, &["tail", "-f", "logs/vllm serve.log"]),
+            mk(600, &["vllm", "serve", "/models/other"]),
+        ];
+        let targets: Vec<Server> = [200, 201, 300, 301, 600]
+            .iter()
+            .map(|p| Server {
+                proc: table.iter().find(|x| x.pid == *p).unwrap().clone(),
+                engine: Engine::Vllm,
+            })
+            .collect();
+        assert_eq!(usual_pattern(&targets), "vllm serve");
+        assert_eq!(pkill_would(&table, &targets, "vllm serve", 401), (3, 2));
+        assert_eq!(
+            target_line(&table[1]),
+            "target  pid=201     VLLM::EngineCore"
+        );
+    }
+}
