@@ -11,7 +11,9 @@ pub fn decode_lossy(bytes: &[u8]) -> Cow<'_, str> {
     }
 }
 
-/// Is `c` a line boundary for Python's `str.splitlines()`?
+/// Is `c` a line boundary for Python's `str.splitlines()`? (The rule the byte search of
+/// `SplitLines` implements; the tests hold it to this.)
+#[cfg(test)]
 fn is_break(c: char) -> bool {
     matches!(
         c,
@@ -43,7 +45,10 @@ static MAY_BREAK: [bool; 256] = {
     let mut t = [false; 256];
     let mut b = 0;
     while b < 256 {
-        t[b] = matches!(b as u8, b'\n' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1e | 0xc2 | 0xe2);
+        t[b] = matches!(
+            b as u8,
+            b'\n' | b'\r' | 0x0b | 0x0c | 0x1c..=0x1e | 0xc2 | 0xe2
+        );
         b += 1;
     }
     t
@@ -69,7 +74,11 @@ impl<'a> Iterator for SplitLines<'a> {
             let len = match b[j] {
                 b'\r' if b.get(j + 1) == Some(&b'\n') => 2,
                 0xc2 if b.get(j + 1) == Some(&0x85) => 2,
-                0xe2 if b.get(j + 1) == Some(&0x80) && matches!(b.get(j + 2), Some(0xa8 | 0xa9)) => 3,
+                0xe2 if b.get(j + 1) == Some(&0x80)
+                    && matches!(b.get(j + 2), Some(0xa8 | 0xa9)) =>
+                {
+                    3
+                }
                 0xc2 | 0xe2 => {
                     from = j + 1;
                     continue;

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use super::anchors::{Mask, A};
 use super::counts::is_served;
-use super::lines::{is_word, strip_prefix, word_at, word_before};
+use super::lines::{is_word, word_at, word_before};
 use super::scan::LineView;
 use super::{Classification, Failure};
 use crate::text::cut_chars;
@@ -61,7 +61,7 @@ impl<'t> Classifier<'t> {
         let rule_mask = [
             A::Headers,
             A::Ptxas,
-            A::Nvcc,
+            A::NvccFatal,
             A::LdCannot,
             A::NinjaFailed,
             A::NinjaStopped,
@@ -73,8 +73,9 @@ impl<'t> Classifier<'t> {
             A::CudaError,
             A::EngineDead,
             A::FatalEngine,
-            A::Error,
-            A::Exception,
+            A::Assertion,
+            A::ErrorText,
+            A::ExceptionText,
         ]
         .iter()
         .fold(0u128, |m, &a| m | 1u128 << a as u32);
@@ -102,8 +103,8 @@ impl<'t> Classifier<'t> {
         }
         // Step 1: ANSI removed, vLLM prefix stripped, trimmed.
         let mut p: Cow<'t, str> = match &v.clean {
-            Cow::Borrowed(s) => Cow::Borrowed(strip_prefix(s).trim()),
-            Cow::Owned(s) => Cow::Owned(strip_prefix(s).trim().to_string()),
+            Cow::Borrowed(s) => Cow::Borrowed(s[s.len() - v.body().len()..].trim()),
+            Cow::Owned(_) => Cow::Owned(v.body().trim().to_string()),
         };
         // Step 3: ignored tracebacks.
         let blank = if self.in_ignored {
@@ -135,7 +136,7 @@ impl<'t> Classifier<'t> {
             {
                 self.queue_full += 1;
                 true
-            } else if v.mask.has(A::Error) && is_overflow(&p) {
+            } else if v.mask.has(A::QueueOverflow) && is_overflow(&p) {
                 self.overflow += 1;
                 true
             } else {
@@ -274,7 +275,7 @@ fn match_rules(
                         .last()
                 })
                 .map(|after| p[after..].to_string()),
-            3 if mask.has(A::Nvcc) => p
+            3 if mask.has(A::NvccFatal) => p
                 .match_indices("nvcc fatal")
                 .find_map(|(i, _)| {
                     if word_before(p, i) {
@@ -303,10 +304,10 @@ fn match_rules(
             .then(none),
             8 if mask.has(A::Accelerator) => text_after_word(p, "AcceleratorError: "),
             9 if mask.has(A::CudaError) => text_after_word(p, "CUDA error: "),
-            10 if mask.has(A::Error) => assertion(p, recent),
-            11 if mask.has(A::Error) => exception_text(p, "ValueError"),
-            12 if mask.has(A::Error) => exception_text(p, "RuntimeError"),
-            13 if mask.has(A::Error) || mask.has(A::Exception) => unclassified(p, recent),
+            10 if mask.has(A::Assertion) => assertion(p, recent),
+            11 if mask.has(A::ErrorText) => exception_text(p, "ValueError"),
+            12 if mask.has(A::ErrorText) => exception_text(p, "RuntimeError"),
+            13 if mask.has(A::ErrorText) || mask.has(A::ExceptionText) => unclassified(p, recent),
             14 if mask.has(A::EngineDead) || mask.has(A::FatalEngine) => (p
                 .contains("EngineDeadError")
                 || p.contains("EngineCore encountered a fatal error"))

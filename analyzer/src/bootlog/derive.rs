@@ -56,8 +56,8 @@ fn given<'a>(d: &'a Json, key: &str) -> Option<&'a Json> {
     d.get(key).filter(|v| !v.is_null())
 }
 
-/// Applies §2.7 to the scanned facts.
-pub(crate) fn derive(f: &mut BootFacts, x: &Extras, engine: Option<Engine>) {
+/// Applies §2.7 to the scanned facts; `text` is the whole raw log.
+pub(crate) fn derive(f: &mut BootFacts, x: &Extras, engine: Option<Engine>, text: &str) {
     f.engine = engine;
     if x.compiled {
         f.compiled_fresh = Some(true);
@@ -66,7 +66,7 @@ pub(crate) fn derive(f: &mut BootFacts, x: &Extras, engine: Option<Engine>) {
     }
     sglang_settings(f, x);
     if engine == Some(Engine::Trtllm) {
-        trtllm_settings(f, x);
+        trtllm_settings(f, x, text);
     }
     vllm_settings(f);
     if f.cudagraphs.is_none() && f.cudagraph_actual_gib.is_some() {
@@ -105,7 +105,7 @@ fn sglang_settings(f: &mut BootFacts, x: &Extras) {
 }
 
 /// Step 2: TensorRT-LLM's settings line and the counts from its raw text.
-fn trtllm_settings(f: &mut BootFacts, x: &Extras) {
+fn trtllm_settings(f: &mut BootFacts, x: &Extras, text: &str) {
     if let Some(line) = &x.llm_args {
         let sa = trtllm::settings(line);
         if f.selected_backends.is_empty() {
@@ -121,7 +121,9 @@ fn trtllm_settings(f: &mut BootFacts, x: &Extras) {
         f.server_args = Some(sa);
     }
     f.served_in_log = Some(x.served);
-    f.pauses = (x.trt_info && x.served > 0).then_some(x.pauses);
+    // Pauses are logged at INFO level: without INFO lines, or before any request was
+    // served, none could have been recorded.
+    f.pauses = (x.served > 0 && text.contains("[TRT-LLM] [I]")).then_some(x.pauses);
 }
 
 /// Step 3: vLLM's non-default arguments.

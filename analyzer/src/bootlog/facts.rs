@@ -5,7 +5,6 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::anchors::{Mask, A};
 use super::fields::{Field, Outcome, Policy, Val, TABLE};
-use super::lines::{strip_prefix, vllm_tag};
 use super::scan::LineView;
 use super::{counts, jsoneq, stamps, BootFacts, Unparsed};
 use crate::json::Json;
@@ -36,7 +35,6 @@ pub(crate) struct Extras {
     pub llm_args: Option<String>,
     pub served: i64,
     pub pauses: i64,
-    pub trt_info: bool,
     /// Seconds into a leap year of the first and last stamped line up to ready.
     pub first_stamp: Option<i64>,
     pub last_stamp: Option<i64>,
@@ -52,6 +50,7 @@ pub(crate) struct FactsScan {
     llm_args: LlmArgs,
     procs: Vec<(String, BTreeSet<i64>)>,
     proc_index: HashMap<String, usize>,
+    recent_procs: [usize; 2],
     field_mask: u128,
 }
 
@@ -94,8 +93,9 @@ impl FactsScan {
             drafter: false,
             seen: Vec::new(),
             llm_args: LlmArgs::Looking,
-            procs: Vec::new(),
+            procs: vec![(String::new(), BTreeSet::new())],
             proc_index: HashMap::new(),
+            recent_procs: [0, 0],
             field_mask,
         }
     }
@@ -109,13 +109,11 @@ impl FactsScan {
         if v.mask.has(A::Drafter) {
             self.drafter = true;
         }
-        if clean.starts_with('(') {
-            if let Some(tag) = vllm_tag(clean) {
-                self.process(tag.name, tag.pid);
-            }
+        if let Some((name, pid)) = v.tag() {
+            self.process(name, pid);
         }
         if v.mask.0 & self.field_mask != 0 {
-            self.fields(v.lineno, clean, v.mask);
+            self.fields(v.lineno, clean, v.body(), v.mask);
         }
         if v.mask.has(A::Eager) {
             self.f.cudagraphs = Some(false);
@@ -147,9 +145,6 @@ impl FactsScan {
         {
             self.llm_args = LlmArgs::NextLine;
         }
-        if v.raw_has(A::TrtInfo) {
-            self.x.trt_info = true;
-        }
         if v.raw_has(A::Post) {
             self.x.served += counts::served(v.raw);
         }
@@ -160,25 +155,40 @@ impl FactsScan {
 
     fn process(&mut self, name: &str, pid: &str) {
         let Ok(pid) = pid.parse::<i64>() else { return };
-        let at = match self.proc_index.get(name) {
+        // Lines come in runs from one process: try the last two names first.
+        let at = match self
+            .recent_procs
+            .iter()
+            .find(|&&at| self.procs[at].0 == name)
+        {
             Some(&at) => at,
             None => {
-                self.proc_index.insert(name.to_string(), self.procs.len());
-                self.procs.push((name.to_string(), BTreeSet::new()));
-                self.procs.len() - 1
+                let at = match self.proc_index.get(name) {
+                    Some(&at) => at,
+                    None => {
+                        self.proc_index.insert(name.to_string(), self.procs.len());
+                        self.procs.push((name.to_string(), BTreeSet::new()));
+                        self.procs.len() - 1
+                    }
+                };
+                self.recent_procs = [at, self.recent_procs[0]];
+                at
             }
         };
-        self.procs[at].1.insert(pid);
+        let pids = &mut self.procs[at].1;
+        if pids.last() != Some(&pid) {
+            pids.insert(pid);
+        }
     }
 
-    fn fields(&mut self, lineno: usize, clean: &str, mask: Mask) {
+    fn fields(&mut self, lineno: usize, clean: &str, body: &str, mask: Mask) {
         for &field in TABLE {
             match field.read(clean, mask) {
                 Outcome::Absent => {}
                 Outcome::Unparsed => self.f.unparsed.push(Unparsed {
                     field: field.id().to_string(),
                     lineno,
-                    line: cut_chars(strip_prefix(clean), 300).to_string(),
+                    line: cut_chars(body, 300).to_string(),
                 }),
                 Outcome::Value(val) => {
                     if field.policy() == Policy::LastConflict && val != Val::Nothing {
@@ -301,9 +311,11 @@ impl FactsScan {
 
     /// Ends the scan: processes, conflicts and the `LLM Args` line.
     pub(crate) fn end(mut self) -> (BootFacts, Extras) {
+        // Slot 0 is a placeholder that no tag name matches (names are never empty).
         self.f.processes = self
             .procs
             .into_iter()
+            .skip(1)
             .map(|(name, pids)| (name, pids.into_iter().collect()))
             .collect();
         self.f.conflicts = self

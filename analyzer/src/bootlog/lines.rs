@@ -142,6 +142,7 @@ fn level_unit(s: &str) -> Option<&str> {
 }
 
 /// The line with the vLLM prefix removed (unchanged when it has none).
+#[cfg(test)]
 pub(crate) fn strip_prefix(line: &str) -> &str {
     vllm_tag(line).map_or(line, |t| t.rest)
 }

@@ -232,7 +232,7 @@ pub fn read_log(text: &str, named: Option<Engine>) -> (BootFacts, Classification
 
 fn finish(scan: facts::FactsScan, text: &str, named: Option<Engine>) -> BootFacts {
     let (mut f, x) = scan.end();
-    derive::derive(&mut f, &x, engine_from_log(text).or(named));
+    derive::derive(&mut f, &x, engine_from_log(text).or(named), text);
     f
 }
 

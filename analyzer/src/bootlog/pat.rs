@@ -96,6 +96,65 @@ pub(crate) fn after_each<'a, T>(
     })
 }
 
+/// What one attempt of [`each_until`] found.
+pub(crate) enum Step<T> {
+    /// No match here; try the next occurrence.
+    Next,
+    /// No match here, nor at any later occurrence (whatever the rule searches for ahead
+    /// is absent from the rest of the line).
+    Stop,
+    Hit(T),
+}
+
+/// [`after_each`] for rules that search ahead of the lead: stopping as soon as the
+/// ahead-search fails keeps them linear in the line's length.
+pub(crate) fn each_until<'a, T>(
+    line: &'a str,
+    lead: &str,
+    mut f: impl FnMut(Cur<'a>) -> Step<T>,
+) -> Option<T> {
+    for (i, m) in line.match_indices(lead) {
+        match f(Cur {
+            s: line,
+            i: i + m.len(),
+        }) {
+            Step::Next => {}
+            Step::Stop => return None,
+            Step::Hit(t) => return Some(t),
+        }
+    }
+    None
+}
+
+/// The first position at or after `from` where `find` finds something, remembered so that
+/// calls with increasing `from` cost linear time in all.
+pub(crate) struct Ahead {
+    /// (searched from, found at).
+    last: Option<(usize, Option<usize>)>,
+}
+
+impl Ahead {
+    pub(crate) fn new() -> Self {
+        Ahead { last: None }
+    }
+
+    pub(crate) fn at(
+        &mut self,
+        s: &str,
+        from: usize,
+        find: impl Fn(&str) -> Option<usize>,
+    ) -> Option<usize> {
+        if let Some((searched, found)) = self.last {
+            if searched <= from && found.is_none_or(|f| f >= from) {
+                return found;
+            }
+        }
+        let found = find(&s[from..]).map(|k| from + k);
+        self.last = Some((from, found));
+        found
+    }
+}
+
 /// The run of word characters that ends at byte `end` of `s` (possibly empty).
 pub(crate) fn word_ending_at(s: &str, end: usize) -> &str {
     let head = &s[..end];

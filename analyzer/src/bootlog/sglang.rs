@@ -1,7 +1,7 @@
 //! SGLang's boot-log lines (bootlog.md §2.4). Sizes are printed in `GB` and kept as printed.
 
 use super::fields::Val;
-use super::pat::{after_each, to_f64, to_i64};
+use super::pat::{after_each, each_until, to_f64, to_i64, Step};
 use super::vllm::{dict, dict_to_end};
 
 /// `server_args={…}` reaching the end of the line.
@@ -37,16 +37,15 @@ pub(crate) fn kv_pool(line: &str) -> Option<Val> {
 
 /// `Load weight end. elapsed=S s,` … `mem usage=G GB`.
 pub(crate) fn model_load(line: &str) -> Option<Val> {
-    let (s, g) = after_each(line, "Load weight end. elapsed=", |mut c| {
-        let s = c.decimal()?;
-        if !c.lit(" s,") {
-            return None;
-        }
+    let (s, g) = each_until(line, "Load weight end. elapsed=", |mut c| {
+        let Some(s) = c.decimal().filter(|_| c.lit(" s,")) else {
+            return Step::Next;
+        };
         let g = after_each(c.rest(), "mem usage=", |mut c| {
             let g = c.decimal()?;
             c.lit(" GB").then_some(g)
-        })?;
-        Some((s, g))
+        });
+        g.map_or(Step::Stop, |g| Step::Hit((s, g)))
     })?;
     Some(Val::Pair(to_f64(g)?, to_f64(s)?))
 }
@@ -66,29 +65,31 @@ pub(crate) fn cudagraph(line: &str) -> Option<Val> {
 
 /// `capped to N by the REASON (`: REASON the shortest text before ` (`, trimmed.
 pub(crate) fn capped(line: &str) -> Option<Val> {
-    let (n, reason) = after_each(line, "capped to ", |mut c| {
-        let n = c.count()?;
-        if !c.lit(" by the ") {
-            return None;
-        }
+    let (n, reason) = each_until(line, "capped to ", |mut c| {
+        let Some(n) = c.count().filter(|_| c.lit(" by the ")) else {
+            return Step::Next;
+        };
         let rest = c.rest();
         // At least one character of reason before ` (`.
-        let first = rest.chars().next()?;
-        let at = rest[first.len_utf8()..].find(" (")? + first.len_utf8();
-        Some((n, rest[..at].trim()))
+        let Some(first) = rest.chars().next() else {
+            return Step::Stop;
+        };
+        match rest[first.len_utf8()..].find(" (") {
+            Some(k) => Step::Hit((n, rest[..k + first.len_utf8()].trim())),
+            None => Step::Stop,
+        }
     })?;
     Some(Val::CapReason(to_i64(n)?, reason.to_string()))
 }
 
 /// `max_total_num_tokens=T,` … `max_running_requests=N`.
 pub(crate) fn limits(line: &str) -> Option<Val> {
-    let (t, n) = after_each(line, "max_total_num_tokens=", |mut c| {
-        let t = c.count()?;
-        if !c.lit(",") {
-            return None;
-        }
-        let n = after_each(c.rest(), "max_running_requests=", |mut c| c.count())?;
-        Some((t, n))
+    let (t, n) = each_until(line, "max_total_num_tokens=", |mut c| {
+        let Some(t) = c.count().filter(|_| c.lit(",")) else {
+            return Step::Next;
+        };
+        let n = after_each(c.rest(), "max_running_requests=", |mut c| c.count());
+        n.map_or(Step::Stop, |n| Step::Hit((t, n)))
     })?;
     Some(Val::Limits(to_i64(t)?, to_i64(n)?))
 }

@@ -2,16 +2,25 @@
 //! returns `None` when the rule does not match or its text does not convert.
 
 use super::fields::Val;
-use super::pat::{after_each, grouped_to_i64, to_f64, to_i64, word_ending_at, Cur};
+use super::pat::{
+    after_each, each_until, grouped_to_i64, to_f64, to_i64, word_ending_at, Ahead, Cur, Step,
+};
 use super::pylit;
 use crate::json::Json;
 
 /// `Initializing a V1 LLM engine (vX)`: X up to the next `)`, without whitespace.
 pub(crate) fn version(line: &str) -> Option<Val> {
-    after_each(line, "Initializing a V1 LLM engine (v", |c| {
-        let rest = c.rest();
-        let v = &rest[..rest.find(')')?];
-        (!v.is_empty() && !v.chars().any(char::is_whitespace)).then(|| Val::Str(v.to_string()))
+    let (mut paren, mut space) = (Ahead::new(), Ahead::new());
+    each_until(line, "Initializing a V1 LLM engine (v", |c| {
+        let Some(end) = paren.at(line, c.i, |r| r.find(')')) else {
+            return Step::Stop;
+        };
+        let space = space.at(line, c.i, |r| r.find(char::is_whitespace));
+        if end == c.i || space.is_some_and(|w| w < end) {
+            Step::Next
+        } else {
+            Step::Hit(Val::Str(line[c.i..end].to_string()))
+        }
     })
 }
 
@@ -43,20 +52,24 @@ pub(crate) fn non_default_args(line: &str) -> Option<Val> {
 /// `Using NAME attention backend out of potential backends: [LIST]`.
 pub(crate) fn backend_with_candidates(line: &str) -> Option<Val> {
     const MID: &str = " attention backend out of potential backends: [";
-    line.match_indices(MID).find_map(|(i, m)| {
+    each_until(line, MID, |c| {
+        let i = c.i - MID.len();
         let name = word_ending_at(line, i);
         if name.is_empty() || !line[..i - name.len()].ends_with("Using ") {
-            return None;
+            return Step::Next;
         }
-        let rest = &line[i + m.len()..];
-        let list = &rest[..rest.find(']')?];
+        let rest = c.rest();
+        let Some(close) = rest.find(']') else {
+            return Step::Stop;
+        };
+        let list = &rest[..close];
         let candidates = list
             .split(',')
             .map(|s| s.trim_matches(|c| c == ' ' || c == '\'' || c == '"'))
             .filter(|s| !s.is_empty())
             .map(str::to_string)
             .collect();
-        Some(Val::Backend {
+        Step::Hit(Val::Backend {
             name: name.to_string(),
             candidates: Some(candidates),
         })
