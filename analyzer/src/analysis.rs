@@ -74,6 +74,8 @@ pub struct Options {
     pub engine: Option<NamedEngine>,
     pub requested: Option<i64>,
     pub title: Option<String>,
+    /// Minutes east of UTC for the report's clock times (0: UTC).
+    pub utc_offset_min: i32,
 }
 
 /// Why `analyze` gave no report at all.
@@ -383,6 +385,7 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         series,
         bench,
         input,
+        utc_offset_min: opts.utc_offset_min,
     });
     Ok(Analysis {
         report,

@@ -140,6 +140,11 @@ impl Engine {
         }
     }
 
+    /// Has a counter of evicted requests (TensorRT-LLM has none).
+    pub fn evictions_counted(self) -> bool {
+        self.metrics().evictions.is_some()
+    }
+
     /// Gauges refresh only when a request completes (TensorRT-LLM).
     pub fn gauges_lag(self) -> bool {
         self == Engine::Trtllm

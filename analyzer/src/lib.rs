@@ -12,6 +12,7 @@ pub mod counters;
 pub mod engine;
 pub mod folder;
 pub mod input;
+pub mod insights;
 pub mod json;
 pub mod manifest;
 pub mod num;

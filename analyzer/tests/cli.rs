@@ -104,7 +104,9 @@ fn json_output_is_the_report() {
 
 #[test]
 fn hand_made_edge_cases() {
-    let cases: [(&str, &[&str], i32, &[(&str, &str)]); 6] = [
+    // (folder, extra arguments, exit status, expected statuses)
+    type Case<'a> = (&'a str, &'a [&'a str], i32, &'a [(&'a str, &'a str)]);
+    let cases: [Case<'_>; 6] = [
         (
             "idle",
             &[],

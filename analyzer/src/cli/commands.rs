@@ -399,6 +399,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<i32, Exit> {
         engine: named,
         requested: a.requested,
         title: a.title.clone(),
+        utc_offset_min: super::local_utc_offset_min(),
     };
     let analysis = match analysis::analyze(&input, &opts) {
         Ok(an) => an,

@@ -119,3 +119,20 @@ fn io_reason(e: &std::io::Error) -> String {
         _ => format!("cannot read: {e}"),
     }
 }
+
+/// The local time zone's offset from UTC now, in minutes east (0 when unknown).
+pub fn local_utc_offset_min() -> i32 {
+    #[cfg(unix)]
+    {
+        // SAFETY: time() with a null pointer only returns the time; localtime_r writes into
+        // the zeroed struct we own and reads the process's zone settings.
+        unsafe {
+            let now = libc::time(std::ptr::null_mut());
+            let mut tm: libc::tm = std::mem::zeroed();
+            if !libc::localtime_r(&now, &mut tm).is_null() {
+                return (tm.tm_gmtoff / 60) as i32;
+            }
+        }
+    }
+    0
+}

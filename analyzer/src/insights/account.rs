@@ -1,0 +1,408 @@
+//! "What happened" (report.md §4): the plain account, the headline tiles, the test and
+//! setup facts; and the results' status note (§5).
+
+use crate::engine::Engine;
+use crate::num::{fixed, shortest, thousands};
+use crate::report::{Fact, Tile};
+use crate::verdict::{CheckResult, Status};
+
+use super::format::{clock_span, duration, wait_ms};
+use super::summary::Summary;
+
+fn find(checks: &[CheckResult], n: u8) -> Option<&CheckResult> {
+    checks
+        .iter()
+        .find(|c| c.tripwire == n && c.source.is_none())
+}
+
+fn ev(c: Option<&CheckResult>, key: &str) -> Option<f64> {
+    c?.evidence(key)?.as_f64()
+}
+
+/// §4.1, a short paragraph.
+pub fn account(
+    engine: Engine,
+    s: &Summary,
+    requested: Option<i64>,
+    rejected: Option<usize>,
+) -> Option<String> {
+    if s.restart.is_some() {
+        return Some(
+            "The server restarted between the before and after readings, so the counts \
+             between them mean nothing; only the recording is summarised."
+                .into(),
+        );
+    }
+    let mut parts = Vec::new();
+    if let Some(d) = s.span {
+        parts.push(match requested {
+            Some(r) => {
+                let rej = match rejected {
+                    Some(k) if k > 0 => format!(" (admission control rejected {k} of them)"),
+                    _ => String::new(),
+                };
+                format!(
+                    "The load tool kept {r} requests open for {}{rej}.",
+                    duration(d)
+                )
+            }
+            None => format!("The test ran for {}.", duration(d)),
+        });
+    }
+    if let (Some(done), Some(out)) = (s.done, s.output_tokens) {
+        let errors = match s.errors() {
+            Some(0.0) => " with no errors".to_string(),
+            Some(e) => format!(" ({} of them with an error)", shortest(e)),
+            None => String::new(),
+        };
+        parts.push(format!(
+            "The server finished {} requests{errors} and generated {} output tokens.",
+            shortest(done),
+            thousands(out)
+        ));
+    }
+    if let (Some(peak), Some(r)) = (s.peak_running, requested) {
+        if peak < r {
+            let mut t =
+                format!("It never worked on more than {peak} at once; the rest waited in a queue");
+            if let Some(q) = s.mean_queue_s.filter(|&q| q.round_ties_even() > 0.0) {
+                t.push_str(&format!(
+                    ", {} s on average before a request started",
+                    fixed(q, 0)
+                ));
+            }
+            t.push('.');
+            parts.push(t);
+        }
+    }
+    if let Some(e) = s.evictions.filter(|&e| e > 0.0) {
+        let verb = if engine == Engine::Sglang {
+            "retracted"
+        } else {
+            "preempted"
+        };
+        let times = if e == 1.0 {
+            "once".to_string()
+        } else {
+            format!("{} times", shortest(e))
+        };
+        let mut t = format!(
+            "It {verb} a running request {times} to free KV cache; each went back to the \
+             queue and recomputed its prompt and its output so far."
+        );
+        t.push_str(match engine {
+            Engine::Sglang => " SGLang logs a warning for each.",
+            _ => " The server log does not mention it.",
+        });
+        parts.push(t);
+    }
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
+/// What the headline tiles draw on.
+pub struct TileInputs<'a> {
+    pub engine: Engine,
+    pub summary: &'a Summary,
+    pub checks: &'a [CheckResult],
+    pub requested: Option<i64>,
+    pub rejected: Option<usize>,
+    pub bench: Option<&'a crate::bench::BenchResult>,
+    pub has_series: bool,
+    pub attention_block: Option<i64>,
+}
+
+/// §4.2, in order, each when its source exists.
+pub fn tiles(i: &TileInputs<'_>) -> Vec<Tile> {
+    let (engine, s, checks, requested, rejected, bench) = (
+        i.engine,
+        i.summary,
+        i.checks,
+        i.requested,
+        i.rejected,
+        i.bench,
+    );
+    let (has_series, attention_block) = (i.has_series, i.attention_block);
+    let mut out = Vec::new();
+    let badge = |c: Option<&CheckResult>| c.map(|c| c.status).filter(|&st| st != Status::Pass);
+    if has_series {
+        let t8 = find(checks, 8);
+        let value = match (s.peak_running, requested) {
+            (Some(p), Some(r)) => format!("{p} of {r}"),
+            (Some(p), None) => p.to_string(),
+            (None, _) => "–".into(),
+        };
+        let sub = match requested {
+            Some(r) => {
+                let rej = match rejected {
+                    Some(k) if k > 0 => format!(" ({k} rejected)"),
+                    _ => String::new(),
+                };
+                format!("the load kept {r} requests open{rej}")
+            }
+            None => "the most the server ran at once".into(),
+        };
+        out.push(Tile::new(
+            "ran_at_once",
+            "Ran at once",
+            value,
+            sub,
+            badge(t8),
+        ));
+    }
+    let t1 = find(checks, 1);
+    if let Some(k) = ev(t1, "preemptions") {
+        let label = match engine {
+            Engine::Sglang => "Retractions",
+            _ => "Preemptions",
+        };
+        let sub = match engine {
+            Engine::Vllm => "requests evicted and recomputed; the server log mentions none",
+            _ => "requests evicted and recomputed; the engine logs each one",
+        };
+        out.push(Tile::new(
+            "preemptions",
+            label,
+            shortest(k),
+            sub.into(),
+            badge(t1),
+        ));
+    }
+    let t10 = find(checks, 10);
+    if let Some(rate) = ev(t10, "rate_per_s") {
+        let span = ev(t10, "span_s").unwrap_or(0.0);
+        let sub = match bench.and_then(|b| Some((b.output_throughput?, b.duration?))) {
+            Some((tp, dur)) => format!(
+                "the server's count over {} s, idle time included; the load tool measured {} over {} s",
+                fixed(span, 1),
+                fixed(tp, 1),
+                fixed(dur, 1)
+            ),
+            None => {
+                let mut t = format!("over {} s", fixed(span, 1));
+                if let Some(e) = ev(t10, "integer_second_error") {
+                    t.push_str(&format!(
+                        "; a whole-second timer reads {}{}%",
+                        if e >= 0.0 { "+" } else { "" },
+                        fixed(e * 100.0, 2)
+                    ));
+                }
+                t
+            }
+        };
+        out.push(Tile::new(
+            "tokens_per_s",
+            "Output tokens per second",
+            fixed(rate, 1),
+            sub,
+            None,
+        ));
+    }
+    if let Some((med, p99)) = bench.and_then(|b| Some((b.median_ttft_ms?, b.p99_ttft_ms?))) {
+        out.push(Tile::new(
+            "ttft",
+            "Time to first token, median",
+            wait_ms(med),
+            format!(
+                "p99 {}, as the load tool measured it, queueing included",
+                wait_ms(p99)
+            ),
+            None,
+        ));
+    }
+    let t14 = find(checks, 14);
+    if let Some(n) = ev(t14, "inferred_usable_blocks").filter(|&n| n != 0.0) {
+        let mut sub = match ev(t14, "reported_num_gpu_blocks") {
+            Some(b) => format!("{} reported, one held back", shortest(b)),
+            None => String::new(),
+        };
+        if let Some(b) = attention_block {
+            sub.push_str(&format!("; {b} tokens per block"));
+        }
+        out.push(Tile::new(
+            "usable_blocks",
+            "Usable KV blocks",
+            shortest(n),
+            sub,
+            None,
+        ));
+    }
+    out
+}
+
+/// §4.3 "The test".
+pub fn test_facts(s: &Summary, boot_seconds: Option<f64>, utc_offset_min: i32) -> Vec<Fact> {
+    let mut out = Vec::new();
+    if let Some(d) = s.span {
+        let mut v = duration(d);
+        if d >= 60.0 {
+            v.push_str(&format!(" ({} s)", fixed(d, 1)));
+        }
+        v.push_str(", from the before to the after reading");
+        out.push(Fact::new("Measured time", v));
+    }
+    if let (Some(a), Some(b)) = (s.start_wall, s.end_wall) {
+        out.push(Fact::new("Clock time", clock_span(a, b, utc_offset_min)));
+    }
+    if let Some(b) = boot_seconds {
+        out.push(Fact::new(
+            "Server start-up",
+            format!("{}, before the test (from the boot log)", duration(b)),
+        ));
+    }
+    if let Some(done) = s.done {
+        let mut v = shortest(done);
+        if !s.reasons.is_empty() {
+            let words = [
+                ("length", "reached their token limit"),
+                ("stop", "were ended by the model"),
+                ("repetition", "stopped for repeating"),
+                ("abort", "were cancelled"),
+            ];
+            let mut bits: Vec<String> = words
+                .iter()
+                .filter_map(|(r, w)| {
+                    let n = s.reasons.iter().find(|(k, _)| k == r)?.1;
+                    (n > 0.0).then(|| format!("{} {w}", shortest(n)))
+                })
+                .collect();
+            match s.errors() {
+                Some(e) if e > 0.0 => bits.push(format!("{} ended with an error", shortest(e))),
+                _ => bits.push("no errors".into()),
+            }
+            v.push_str(&format!(": {}", bits.join(", ")));
+        }
+        out.push(Fact::new("Requests finished", v));
+    }
+    let per = |x: f64| match s.done {
+        Some(d) if d > 0.0 => format!(" ({} per request)", thousands(x / d)),
+        _ => String::new(),
+    };
+    if let Some(o) = s.output_tokens {
+        out.push(Fact::new(
+            "Output tokens generated",
+            format!("{}{}", thousands(o), per(o)),
+        ));
+    }
+    if let Some(p) = s.prompt_tokens {
+        out.push(Fact::new(
+            "Prompt tokens read",
+            format!("{}{}", thousands(p), per(p)),
+        ));
+    }
+    if let Some(l) = s.mean_latency_s {
+        out.push(Fact::new(
+            "Average time per request",
+            format!("{} s", fixed(l, 1)),
+        ));
+    }
+    if let Some(t) = s.mean_ttft_s {
+        let mut v = format!("{} s", fixed(t, 1));
+        if let Some(q) = s.mean_queue_s {
+            v.push_str(&format!(", {} s of it waiting in the queue", fixed(q, 1)));
+        }
+        out.push(Fact::new("Average wait for the first token", v));
+    }
+    out
+}
+
+/// What each missing tripwire needs (report.md §4.4), grouped in T-order.
+pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>) {
+    let has = |n: u8| {
+        checks
+            .iter()
+            .any(|c| c.tripwire == n && c.status != Status::NotApplicable)
+    };
+    let checked = (1..=15u8).filter(|&n| has(n)).count();
+    let t14_na = checks
+        .iter()
+        .any(|c| c.tripwire == 14 && c.status == Status::NotApplicable)
+        || engine.metrics().cache_info.is_none();
+    // (for several members, for one member)
+    let reason = |n: u8| -> (String, String) {
+        let pair = |p: &str, s: &str| (p.to_string(), s.to_string());
+        match n {
+            1 | 10 => pair(
+                "need before and after readings",
+                "needs before and after readings",
+            ),
+            2 | 3 => pair("are decided at clean-up", "is decided at clean-up"),
+            4 | 11 => pair("need two or more boot logs", "needs two or more boot logs"),
+            5 | 6 | 12 => pair("need a boot log", "needs a boot log"),
+            7 => pair("need a live server", "needs a live server"),
+            8 => pair(
+                "need a recording and the concurrency asked for",
+                "needs a recording and the concurrency asked for",
+            ),
+            9 => pair("need a recording", "needs a recording"),
+            13 => pair("are rules for test scripts", "is a rule for test scripts"),
+            14 if t14_na => {
+                let t = format!("not apply to {}", engine.display());
+                (format!("do {t}"), format!("does {t}"))
+            }
+            14 => pair(
+                "need a recording and an after reading",
+                "needs a recording and an after reading",
+            ),
+            _ => pair(
+                "need the load tool's result file",
+                "needs the load tool's result file",
+            ),
+        }
+    };
+    let mut groups: Vec<((String, String), Vec<u8>)> = Vec::new();
+    for n in (1..=15u8).filter(|&n| !has(n)) {
+        let r = reason(n);
+        match groups.iter_mut().find(|(k, _)| *k == r) {
+            Some((_, members)) => members.push(n),
+            None => groups.push((r, vec![n])),
+        }
+    }
+    let lines = groups
+        .into_iter()
+        .map(|((plural, single), members)| {
+            let names: Vec<String> = members.iter().map(|n| format!("T{n}")).collect();
+            match names.len() {
+                1 => format!("{} {single}", names[0]),
+                k => format!(
+                    "{} and {} {plural}",
+                    names[..k - 1].join(", "),
+                    names[k - 1]
+                ),
+            }
+        })
+        .collect();
+    (checked, lines)
+}
+
+/// §5 status note, only when something failed.
+pub fn status_note(checks: &[CheckResult], s: &Summary) -> Option<String> {
+    let failed: Vec<&CheckResult> = checks.iter().filter(|c| c.status == Status::Fail).collect();
+    if failed.is_empty() {
+        return None;
+    }
+    let server: Vec<String> = {
+        let mut ids: Vec<String> = failed
+            .iter()
+            .filter(|c| c.tripwire == 7 || c.tripwire == 12)
+            .map(|c| c.id())
+            .collect();
+        ids.dedup();
+        ids
+    };
+    if !server.is_empty() {
+        return Some(format!(
+            "{} failed: the server itself failed. Any other failure concerns the measurement.",
+            server.join(" and ")
+        ));
+    }
+    let mut note = "The server worked; the failures concern the measurement, so some numbers \
+                    from this run cannot be taken at face value."
+        .to_string();
+    if let (Some(done), Some(0.0)) = (s.done, s.errors()) {
+        note.push_str(&format!(
+            " The server finished {} requests with no errors.",
+            shortest(done)
+        ));
+    }
+    Some(note)
+}

@@ -1,0 +1,520 @@
+//! The data behind every chart of the report (report.md §6, §7): the front ends draw
+//! these values and compute nothing.
+
+use crate::blocks::ceiling;
+use crate::bootlog::{BootFacts, BootLog};
+use crate::checks::t09_ceiling::SATURATED;
+use crate::engine::Engine;
+use crate::json::{obj, Json};
+use crate::num::{fixed, shortest, thousands};
+use crate::series::Series;
+
+use super::cache::CacheMath;
+
+/// One line of a time chart; `values[i]` belongs to `t[i]`, `None` is a gap.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChartLine {
+    pub key: String,
+    pub label: String,
+    /// `line`, `step` or `area`.
+    pub kind: String,
+    pub values: Vec<Option<f64>>,
+}
+
+/// A marked moment, e.g. "4 preemptions at 16.2 s".
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marker {
+    pub t: f64,
+    pub count: f64,
+    pub label: String,
+}
+
+/// A chart over time (seconds since the first sample on x).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimeChart {
+    pub key: String,
+    pub title: String,
+    pub caption: String,
+    pub y_label: String,
+    /// A fixed top of the y axis (100 for percentages), else from the data.
+    pub y_max: Option<f64>,
+    pub t: Vec<f64>,
+    pub lines: Vec<ChartLine>,
+    pub markers: Vec<Marker>,
+    /// A horizontal reference line and its label ("asked for 32").
+    pub reference: Option<(f64, String)>,
+    /// Decimals of each line's values in the data table.
+    pub decimals: usize,
+}
+
+/// A bar chart; `bars` are (label, value) in display order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BarChart {
+    pub key: String,
+    pub title: String,
+    pub caption: String,
+    pub unit: String,
+    pub bars: Vec<(String, f64)>,
+    /// Column headings of the data table.
+    pub columns: (String, String),
+    pub decimals: usize,
+}
+
+/// Every chart the run's inputs allow, in the report's order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Charts {
+    /// Opens the section (e.g. why the tokens-per-second chart is left out).
+    pub note: Option<String>,
+    pub cache: Option<BarChart>,
+    pub requests: Option<TimeChart>,
+    pub kv: Option<TimeChart>,
+    pub tokens: Option<TimeChart>,
+    pub levels: Option<BarChart>,
+    pub pools: Option<BarChart>,
+    /// GPU memory at start-up (shown with the server's facts, report.md §7).
+    pub memory: Option<BarChart>,
+}
+
+/// What the charts draw on.
+pub struct ChartInputs<'a> {
+    pub engine: Engine,
+    pub series: Option<&'a Series>,
+    pub cache: Option<&'a CacheMath>,
+    pub logs: &'a [BootLog],
+    pub requested: Option<i64>,
+    pub usable_blocks: Option<u64>,
+}
+
+pub fn build(i: &ChartInputs<'_>) -> Charts {
+    let mut c = Charts {
+        cache: i.cache.map(cache_chart),
+        pools: pools_chart(i.logs),
+        memory: i.logs.first().and_then(|l| memory_chart(&l.facts)),
+        ..Charts::default()
+    };
+    if let Some(s) = i.series {
+        if s.rows.len() >= 2 {
+            let t = s.times();
+            c.requests = Some(requests_chart(i, s, &t));
+            c.kv = Some(kv_chart(i, s, &t));
+            if i.engine.tokens_at_finish() {
+                c.note = Some(format!(
+                    "The output-tokens-per-second chart is left out: {} counts a request's \
+                     tokens only when it finishes, so readings during the run show completions, \
+                     not generation. The load tool's figure and T10 cover the whole run.",
+                    i.engine.display()
+                ));
+            } else {
+                c.tokens = tokens_chart(s, &t);
+            }
+        }
+        c.levels = levels_chart(s, i.requested);
+    }
+    c
+}
+
+fn cache_chart(m: &CacheMath) -> BarChart {
+    let mut caption = format!(
+        "Each request holds its prompt and its output so far in the cache, about {} tokens at the end",
+        thousands(m.per_request)
+    );
+    if m.at_full != m.per_request {
+        if let Some(b) = m.block {
+            caption.push_str(&format!(
+                ", {} in whole {b}-token blocks",
+                thousands(m.at_full)
+            ));
+        }
+    }
+    caption.push_str(&format!(
+        ". All {} at the end of their output need {} tokens; ",
+        m.n,
+        thousands(m.need)
+    ));
+    if m.need > m.pool as f64 {
+        caption.push_str(&format!("{} of them fit.", m.fit));
+    } else {
+        caption.push_str(&format!(
+            "{} tokens to spare.",
+            thousands(m.pool as f64 - m.need)
+        ));
+    }
+    BarChart {
+        key: "cache".into(),
+        title: "The KV cache and the load".into(),
+        caption,
+        unit: "tokens".into(),
+        bars: vec![
+            ("KV cache".into(), m.pool as f64),
+            (format!("{} requests at full length", m.n), m.need),
+        ],
+        columns: ("".into(), "tokens".into()),
+        decimals: 0,
+    }
+}
+
+/// Eviction markers: wherever the counter rises above its previous reading.
+fn markers(engine: Engine, s: &Series, t: &[f64]) -> Vec<Marker> {
+    let mut out = Vec::new();
+    let mut last: Option<f64> = None;
+    let word = engine.eviction_word();
+    for (k, r) in s.rows.iter().enumerate() {
+        let Some(v) = r.preemptions else { continue };
+        if let Some(prev) = last {
+            if v > prev {
+                let n = v - prev;
+                out.push(Marker {
+                    t: t[k],
+                    count: n,
+                    label: format!(
+                        "{} {word}{} at {} s",
+                        shortest(n),
+                        if n == 1.0 { "" } else { "s" },
+                        fixed(t[k], 1)
+                    ),
+                });
+            }
+        }
+        last = Some(v);
+    }
+    out
+}
+
+fn requests_chart(i: &ChartInputs<'_>, s: &Series, t: &[f64]) -> TimeChart {
+    let fit: Vec<Option<f64>> = s
+        .rows
+        .iter()
+        .map(|r| match (r.running, r.kv_usage) {
+            (Some(run), Some(u)) if u >= SATURATED && run > 0.0 => {
+                ceiling(run, u, i.usable_blocks).map(|c| c as f64)
+            }
+            _ => None,
+        })
+        .collect();
+    let mut caption = format!(
+        "Requests the server was working on, requests queued behind them, and how many \
+         requests of their current size fit in the cache when it is full (drawn only while it \
+         is at least {}% full).",
+        fixed(SATURATED * 100.0, 0)
+    );
+    if i.engine.evictions_counted() {
+        caption.push_str(&format!(" Marks show {}s.", i.engine.eviction_word()));
+    }
+    if i.engine.gauges_lag() {
+        caption.push_str(&lag_note(i.engine));
+    }
+    TimeChart {
+        key: "requests".into(),
+        title: "Requests over time".into(),
+        caption,
+        y_label: "requests".into(),
+        y_max: None,
+        t: t.to_vec(),
+        lines: vec![
+            line(
+                "running",
+                "running",
+                "line",
+                s.rows.iter().map(|r| r.running).collect(),
+            ),
+            line(
+                "waiting",
+                "waiting",
+                "line",
+                s.rows.iter().map(|r| r.waiting).collect(),
+            ),
+            line("fit", "fit in cache", "step", fit),
+        ],
+        markers: markers(i.engine, s, t),
+        reference: i.requested.map(|r| (r as f64, format!("asked for {r}"))),
+        decimals: 0,
+    }
+}
+
+fn lag_note(engine: Engine) -> String {
+    format!(
+        " {}'s readings change only when a request completes, so each line holds its last \
+         value in between.",
+        engine.display()
+    )
+}
+
+fn line(key: &str, label: &str, kind: &str, values: Vec<Option<f64>>) -> ChartLine {
+    ChartLine {
+        key: key.into(),
+        label: label.into(),
+        kind: kind.into(),
+        values,
+    }
+}
+
+fn kv_chart(i: &ChartInputs<'_>, s: &Series, t: &[f64]) -> TimeChart {
+    let mut caption = "Share of the KV cache holding requests.".to_string();
+    if let Some(n) = i.usable_blocks {
+        caption.push_str(&format!(
+            " The gauge moves in steps of 1/{n}: one block is held back (T14)."
+        ));
+    }
+    if i.engine == Engine::Sglang {
+        caption.push_str(
+            " SGLang reports its fullest memory pool, rounded to 1%: for a hybrid model that \
+             can be the per-request state slots rather than the KV cache.",
+        );
+    }
+    if i.engine.gauges_lag() {
+        caption.push_str(&lag_note(i.engine));
+    }
+    TimeChart {
+        key: "kv".into(),
+        title: "KV cache in use".into(),
+        caption,
+        y_label: "% in use".into(),
+        y_max: Some(100.0),
+        t: t.to_vec(),
+        lines: vec![line(
+            "kv",
+            "% in use",
+            "area",
+            s.rows
+                .iter()
+                .map(|r| r.kv_usage.map(|u| u * 100.0))
+                .collect(),
+        )],
+        markers: markers(i.engine, s, t),
+        reference: None,
+        decimals: 1,
+    }
+}
+
+/// Output tokens per second over a sliding one-second window: for each sample i, j is
+/// the earliest sample with t_i − t_j ≤ 1 s; (g_i − g_j) / (t_i − t_j).
+fn tokens_chart(s: &Series, t: &[f64]) -> Option<TimeChart> {
+    let mut values = Vec::with_capacity(t.len());
+    let mut j = 0;
+    for k in 0..t.len() {
+        while t[k] - t[j] > 1.0 {
+            j += 1;
+        }
+        let v = match (s.rows[k].generation_tokens, s.rows[j].generation_tokens) {
+            (Some(gi), Some(gj)) if j != k && gi >= gj && t[k] > t[j] => {
+                Some((gi - gj) / (t[k] - t[j]))
+            }
+            _ => None,
+        };
+        values.push(v);
+    }
+    values.iter().any(Option::is_some).then(|| TimeChart {
+        key: "tokens".into(),
+        title: "Output tokens per second".into(),
+        caption: "Generated tokens over a sliding one-second window, from the server's own \
+                  counter."
+            .into(),
+        y_label: "tokens/s".into(),
+        y_max: None,
+        t: t.to_vec(),
+        lines: vec![line("tokens", "tokens/s", "line", values)],
+        markers: Vec::new(),
+        reference: None,
+        decimals: 1,
+    })
+}
+
+/// Time spent at each running count: each pair's first sample's running (whole) gets dt.
+fn levels_chart(s: &Series, requested: Option<i64>) -> Option<BarChart> {
+    let t = s.times();
+    let mut at: std::collections::BTreeMap<i64, f64> = std::collections::BTreeMap::new();
+    for k in 0..s.rows.len().saturating_sub(1) {
+        let Some(r) = s.rows[k].running else { continue };
+        let level = r.trunc() as i64;
+        let dt = t[k + 1] - t[k];
+        if level > 0 && dt > 0.0 {
+            *at.entry(level).or_default() += dt;
+        }
+    }
+    let top = *at.keys().next_back()?;
+    let mut caption = "Each bar is the total time the server spent working on exactly that \
+                       many requests at once."
+        .to_string();
+    if let Some(r) = requested {
+        caption.push_str(&format!(" The load asked for {r} the whole time"));
+        if top < r {
+            caption.push_str(&format!(", but the server never ran more than {top}"));
+        }
+        caption.push('.');
+    }
+    Some(BarChart {
+        key: "levels".into(),
+        title: "How many requests ran at once, and for how long".into(),
+        caption,
+        unit: "seconds".into(),
+        bars: at
+            .iter()
+            .rev()
+            .map(|(level, secs)| (level.to_string(), *secs))
+            .collect(),
+        columns: ("running at once".into(), "seconds".into()),
+        decimals: 2,
+    })
+}
+
+fn pools_chart(logs: &[BootLog]) -> Option<BarChart> {
+    let bars: Vec<(String, f64)> = logs
+        .iter()
+        .filter_map(|l| {
+            let pool = l.facts.kv_pool_tokens?;
+            let label = if l.label.chars().count() > 18 {
+                format!("{}…", l.label.chars().take(17).collect::<String>())
+            } else {
+                l.label.clone()
+            };
+            Some((label, pool as f64))
+        })
+        .collect();
+    (bars.len() >= 2).then(|| BarChart {
+        key: "pools".into(),
+        title: "KV pool per boot".into(),
+        caption: "Compare results only between boots with the same pool (T4).".into(),
+        unit: "tokens".into(),
+        bars,
+        columns: ("boot log".into(), "pool tokens".into()),
+        decimals: 0,
+    })
+}
+
+fn memory_chart(f: &BootFacts) -> Option<BarChart> {
+    let parts: Vec<(String, f64)> = [
+        ("Model weights", f.model_load_gib),
+        ("KV cache", f.available_kv_cache_gib),
+        ("CUDA graphs", f.cudagraph_actual_gib),
+        ("Activation peak", f.peak_activation_gib),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.filter(|&g| g != 0.0).map(|g| (k.to_string(), g)))
+    .collect();
+    (parts.len() >= 2).then(|| BarChart {
+        key: "memory".into(),
+        title: "GPU memory at start-up".into(),
+        caption: "The KV cache gets what the memory setting leaves after the others, so any \
+                  change to them moves it (T4, T11)."
+            .into(),
+        unit: "GiB".into(),
+        bars: parts,
+        columns: ("part".into(), "GiB".into()),
+        decimals: 2,
+    })
+}
+
+fn opt_json(v: Option<f64>) -> Json {
+    v.map_or(Json::Null, Json::Float)
+}
+
+impl TimeChart {
+    pub fn to_json(&self) -> Json {
+        obj([
+            ("key", Json::from(self.key.as_str())),
+            ("title", Json::from(self.title.as_str())),
+            ("caption", Json::from(self.caption.as_str())),
+            ("y_label", Json::from(self.y_label.as_str())),
+            ("y_max", opt_json(self.y_max)),
+            ("decimals", Json::from(self.decimals)),
+            (
+                "t",
+                Json::Arr(self.t.iter().map(|&x| Json::Float(x)).collect()),
+            ),
+            (
+                "lines",
+                Json::Arr(
+                    self.lines
+                        .iter()
+                        .map(|l| {
+                            obj([
+                                ("key", Json::from(l.key.as_str())),
+                                ("label", Json::from(l.label.as_str())),
+                                ("kind", Json::from(l.kind.as_str())),
+                                (
+                                    "values",
+                                    Json::Arr(l.values.iter().map(|&v| opt_json(v)).collect()),
+                                ),
+                            ])
+                        })
+                        .collect(),
+                ),
+            ),
+            (
+                "markers",
+                Json::Arr(
+                    self.markers
+                        .iter()
+                        .map(|m| {
+                            obj([
+                                ("t", Json::Float(m.t)),
+                                ("count", Json::Float(m.count)),
+                                ("label", Json::from(m.label.as_str())),
+                            ])
+                        })
+                        .collect(),
+                ),
+            ),
+            (
+                "reference",
+                match &self.reference {
+                    Some((v, label)) => obj([
+                        ("value", Json::Float(*v)),
+                        ("label", Json::from(label.as_str())),
+                    ]),
+                    None => Json::Null,
+                },
+            ),
+        ])
+    }
+}
+
+impl BarChart {
+    pub fn to_json(&self) -> Json {
+        obj([
+            ("key", Json::from(self.key.as_str())),
+            ("title", Json::from(self.title.as_str())),
+            ("caption", Json::from(self.caption.as_str())),
+            ("unit", Json::from(self.unit.as_str())),
+            (
+                "columns",
+                Json::Arr(vec![
+                    Json::from(self.columns.0.as_str()),
+                    Json::from(self.columns.1.as_str()),
+                ]),
+            ),
+            ("decimals", Json::from(self.decimals)),
+            (
+                "bars",
+                Json::Arr(
+                    self.bars
+                        .iter()
+                        .map(|(l, v)| {
+                            obj([
+                                ("label", Json::from(l.as_str())),
+                                ("value", Json::Float(*v)),
+                            ])
+                        })
+                        .collect(),
+                ),
+            ),
+        ])
+    }
+}
+
+impl Charts {
+    pub fn to_json(&self) -> Json {
+        let t = |c: &Option<TimeChart>| c.as_ref().map_or(Json::Null, TimeChart::to_json);
+        let b = |c: &Option<BarChart>| c.as_ref().map_or(Json::Null, BarChart::to_json);
+        obj([
+            ("note", Json::from(self.note.clone())),
+            ("cache", b(&self.cache)),
+            ("requests", t(&self.requests)),
+            ("kv", t(&self.kv)),
+            ("tokens", t(&self.tokens)),
+            ("levels", b(&self.levels)),
+            ("pools", b(&self.pools)),
+            ("memory", b(&self.memory)),
+        ])
+    }
+}
