@@ -60,16 +60,6 @@ fn metrics_move_and_endpoints_answer() {
     assert!(s
         .log_text()
         .contains("\"POST /v1/completions HTTP/1.1\" 200 OK"));
-    // /metrics answers in well under 5 ms (debug build; the check is loose on purpose).
-    let t = std::time::Instant::now();
-    for _ in 0..20 {
-        get(port, "/metrics").unwrap();
-    }
-    assert!(
-        t.elapsed() < Duration::from_millis(20 * 25),
-        "{:?}",
-        t.elapsed()
-    );
 }
 
 fn engine_core_of(s: &Sim) -> u32 {
