@@ -440,7 +440,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<i32, Exit> {
         .clone()
         .or_else(|| a.run.as_ref().map(|d| d.join("report.html")));
     if let Some(p) = html_path {
-        match std::fs::write(&p, super::html::page(&analysis.report)) {
+        match std::fs::write(&p, super::html::page(&analysis.report, &input, &opts)) {
             Ok(()) => written.push(p.display().to_string()),
             Err(e) => eprintln!("inferlint: note: could not write {}: {e}", p.display()),
         }

@@ -1,10 +1,114 @@
-//! A plain, static report page written by `analyze` until the interactive viewer (wasm,
-//! charts) is inlined in its place. Every string from the inputs is escaped; the page
-//! fetches nothing.
+//! The report page `analyze` writes (report.md §9): one self-contained offline file.
+//!
+//! When the browser viewer has been built (`cargo xtask viewer`; see `build.rs`), the page
+//! is the viewer itself (its wasm inside) with the run's input files embedded, compressed
+//! (`pack`): opened from disk, it recomputes every verdict with the same analyzer and draws
+//! the charts. Without a built viewer it is a plain static page of the verdicts. Every
+//! string from the inputs is escaped either way; the page fetches nothing.
 
+mod pack;
+
+use crate::analysis::{InputFile, Options, RunInput};
 use crate::catalog;
 use crate::report::Report;
 use crate::verdict::Status;
+
+/// The built viewer page, when there is one.
+#[cfg(inferlint_viewer)]
+const VIEWER: Option<&str> = Some(include_str!(env!("INFERLINT_VIEWER_HTML")));
+#[cfg(not(inferlint_viewer))]
+const VIEWER: Option<&str> = None;
+
+/// The element of the viewer page that carries the run.
+const RUN_ELEMENT: &str = "<script type=\"application/json\" id=\"inferlint-run\">";
+
+/// The report page for a run: the viewer with the run inside, else the static page.
+pub fn page(r: &Report, input: &RunInput, opts: &Options) -> String {
+    VIEWER
+        .and_then(|t| one_file(t, r, input, opts))
+        .unwrap_or_else(|| static_page(r))
+}
+
+/// The run's files and options as the viewer reads them (`pack`).
+fn run_pack(input: &RunInput, opts: &Options) -> pack::Pack {
+    let mut files = Vec::new();
+    let mut add = |role: &str, f: &InputFile, evidence_path: Option<String>| {
+        files.push(pack::PackedFile {
+            role: role.to_string(),
+            name: f.name.clone(),
+            bytes: f.bytes.clone(),
+            evidence_path,
+        })
+    };
+    for f in &input.boot_logs {
+        add("boot_log", f, None);
+    }
+    for (role, f) in [
+        ("before", &input.before),
+        ("after", &input.after),
+        ("series", &input.series),
+    ] {
+        if let Some(f) = f {
+            add(role, f, None);
+        }
+    }
+    if let Some(b) = &input.bench {
+        add("bench", &b.file, Some(b.evidence_path.clone()));
+    }
+    for (role, f) in [
+        ("load_log", &input.load_log),
+        ("manifest", &input.manifest),
+        ("gate", &input.gate),
+        ("probe", &input.probe),
+        ("teardown", &input.teardown),
+    ] {
+        if let Some(f) = f {
+            add(role, f, None);
+        }
+    }
+    let mut options = Vec::new();
+    if let Some(e) = opts.engine {
+        options.push(("engine".to_string(), e.engine.key().to_string()));
+        options.push(("engine_by".to_string(), e.by.to_string()));
+    }
+    if let Some(r) = opts.requested {
+        options.push(("requested".to_string(), r.to_string()));
+    }
+    if let Some(t) = &opts.title {
+        options.push(("title".to_string(), t.clone()));
+    }
+    let generated_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_millis() as f64);
+    pack::Pack {
+        generated_ms,
+        options,
+        files,
+    }
+}
+
+/// The viewer page with the run in its run element and the run's title on the tab.
+fn one_file(template: &str, r: &Report, input: &RunInput, opts: &Options) -> Option<String> {
+    let start = template.find(RUN_ELEMENT)? + RUN_ELEMENT.len();
+    let end = start + template[start..].find("</script>")?;
+    let head = &template[..start];
+    let head = match (head.find("<title>"), head.find("</title>")) {
+        (Some(a), Some(b)) if a < b => format!(
+            "{}<title>{}</title>{}",
+            &head[..a],
+            esc(&r.title),
+            &head[b + "</title>".len()..]
+        ),
+        _ => head.to_string(),
+    };
+    let data = pack::encode(&run_pack(input, opts));
+    let mut out = String::with_capacity(template.len() + data.len());
+    out.push_str(&head);
+    out.push_str(&data);
+    out.push_str(&template[end..]);
+    Some(out)
+}
 
 fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -27,8 +131,8 @@ li{margin:.4rem 0}.s{display:inline-block;min-width:9rem;font-weight:600}\
 .fail .s{color:#b00020}.warn .s{color:#8a5a00}.unknown .s{color:#6a1b9a}.pass .s{color:#1b5e20}\
 .not_applicable .s{color:#555}small{color:#555}";
 
-/// The whole page.
-pub fn page(r: &Report) -> String {
+/// The plain page: verdicts and what limited the run, no charts.
+fn static_page(r: &Report) -> String {
     let mut checks = r.checks.clone();
     checks.sort_by_key(|c| (c.status, c.tripwire));
     let mut items = String::new();
@@ -75,4 +179,34 @@ pub fn page(r: &Report) -> String {
         made = esc(&r.made_from.join(", ")),
         ver = env!("CARGO_PKG_VERSION"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_goes_into_the_run_element_as_inert_text() {
+        let template = "<!DOCTYPE html><html><head><title>x</title></head><body>\
+            <script type=\"application/json\" id=\"inferlint-run\"></script></body></html>";
+        let input = RunInput {
+            boot_logs: vec![InputFile::new(
+                "run/boot.log",
+                b"INFO <img src=x onerror=alert(1)> </script>".to_vec(),
+            )],
+            ..RunInput::default()
+        };
+        let opts = Options {
+            requested: Some(32),
+            ..Options::default()
+        };
+        let a = crate::analyze(&input, &opts).unwrap();
+        let page = one_file(template, &a.report, &input, &opts).unwrap();
+        let data = &page[page.find(RUN_ELEMENT).unwrap() + RUN_ELEMENT.len()..];
+        let data = &data[..data.find("</script>").unwrap()];
+        assert!(data.starts_with("{\"format\":\"inferlint.run/1\""));
+        assert!(!data.contains('<'));
+        assert!(data.contains("\"requested\":\"32\""));
+        assert!(page.ends_with("</script></body></html>"));
+    }
 }

@@ -1,0 +1,216 @@
+//! The run carried inside a one-file report (format `inferlint.run/1`): every input file
+//! of the run by role, compressed (raw deflate) and base64-encoded, plus the options the
+//! analysis used, as one JSON object that is safe to place inside a `<script>` element.
+//!
+//! This file is shared: the `inferlint` command line writes it (`cli/html.rs`) and the
+//! browser viewer writes it too (`viewer/src/main.rs` includes this file by path), so
+//! the two can never drift apart. It depends on nothing but `std` and `miniz_oxide`.
+//!
+//! ```text
+//! {"format": "inferlint.run/1", "generated_ms": 1764480000000,
+//!  "options": {"requested": "32", "engine": "vllm", "engine_by": "--engine", "title": "…"},
+//!  "files": [{"role": "boot_log", "name": "run/boot.log", "size": 19825, "z": "<base64>"},
+//!            {"role": "bench", "name": "run/bench.json", "evidence_path": "run/bench.json", "z": "…"},
+//!            {"role": "before", "name": "run/before.snapshot.json", "error": "no such file"}]}
+//! ```
+//! Roles: `boot_log` (repeated, in order), `before`, `after`, `series`, `bench`,
+//! `load_log`, `manifest`, `gate`, `probe`, `teardown`.
+
+/// The format tag.
+pub const FORMAT: &str = "inferlint.run/1";
+
+/// One input file: its role, the name the analysis shows, and its bytes (or why it could
+/// not be read).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackedFile {
+    pub role: String,
+    pub name: String,
+    pub bytes: Result<Vec<u8>, String>,
+    /// For the `bench` role: the path T15 records as `result_file`.
+    pub evidence_path: Option<String>,
+}
+
+/// A whole run: files, the analysis options as strings, and when the page was made.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pack {
+    pub generated_ms: Option<f64>,
+    pub options: Vec<(String, String)>,
+    pub files: Vec<PackedFile>,
+}
+
+impl Pack {
+    pub fn option(&self, key: &str) -> Option<&str> {
+        self.options
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+pub fn base64_encode(data: &[u8]) -> String {
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        out.push(B64[(n >> 18) as usize & 63] as char);
+        out.push(B64[(n >> 12) as usize & 63] as char);
+        out.push(if chunk.len() > 1 {
+            B64[(n >> 6) as usize & 63] as char
+        } else {
+            '='
+        });
+        out.push(if chunk.len() > 2 {
+            B64[n as usize & 63] as char
+        } else {
+            '='
+        });
+    }
+    out
+}
+
+pub fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
+    let mut val = [255u8; 256];
+    for (i, &c) in B64.iter().enumerate() {
+        val[c as usize] = i as u8;
+    }
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for &c in text.as_bytes() {
+        match c {
+            b'=' => break,
+            b' ' | b'\n' | b'\r' | b'\t' => continue,
+            _ => {}
+        }
+        let v = val[c as usize];
+        if v == 255 {
+            return Err(format!("not base64: byte {c:#04x}"));
+        }
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Ok(out)
+}
+
+/// Raw deflate at miniz's best ordinary level.
+pub fn compress(data: &[u8]) -> Vec<u8> {
+    miniz_oxide::deflate::compress_to_vec(data, 9)
+}
+
+pub fn decompress(data: &[u8]) -> Result<Vec<u8>, String> {
+    miniz_oxide::inflate::decompress_to_vec(data)
+        .map_err(|e| format!("the embedded file is damaged ({:?})", e.status))
+}
+
+/// A JSON string literal that is also inert inside `<script>`: `<`, `>` and `&` are
+/// written as `\u003c`, `\u003e`, `\u0026`, so no `</script>` or `<!--` can appear.
+pub fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The pack as JSON text, safe to embed in a `<script type="application/json">`.
+pub fn encode(p: &Pack) -> String {
+    let mut out = String::new();
+    out.push_str("{\"format\":");
+    out.push_str(&json_string(FORMAT));
+    if let Some(ms) = p.generated_ms.filter(|m| m.is_finite()) {
+        out.push_str(&format!(",\"generated_ms\":{}", ms.trunc() as i64));
+    }
+    out.push_str(",\"options\":{");
+    for (i, (k, v)) in p.options.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&json_string(k));
+        out.push(':');
+        out.push_str(&json_string(v));
+    }
+    out.push_str("},\"files\":[");
+    for (i, f) in p.files.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("\n{\"role\":");
+        out.push_str(&json_string(&f.role));
+        out.push_str(",\"name\":");
+        out.push_str(&json_string(&f.name));
+        if let Some(e) = &f.evidence_path {
+            out.push_str(",\"evidence_path\":");
+            out.push_str(&json_string(e));
+        }
+        match &f.bytes {
+            Ok(b) => {
+                out.push_str(&format!(",\"size\":{},\"z\":\"", b.len()));
+                out.push_str(&base64_encode(&compress(b)));
+                out.push('"');
+            }
+            Err(e) => {
+                out.push_str(",\"error\":");
+                out.push_str(&json_string(e));
+            }
+        }
+        out.push('}');
+    }
+    out.push_str("]}");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_round_trip() {
+        for n in 0..70u8 {
+            let data: Vec<u8> = (0..n).map(|i| i.wrapping_mul(37) ^ 0xa5).collect();
+            assert_eq!(base64_decode(&base64_encode(&data)).unwrap(), data);
+        }
+        assert_eq!(base64_encode(b"Man"), "TWFu");
+        assert_eq!(base64_encode(b"Ma"), "TWE=");
+        assert!(base64_decode("TW!u").is_err());
+    }
+
+    #[test]
+    fn deflate_round_trip() {
+        let data = b"vllm:num_requests_running 10\n".repeat(1000);
+        let z = compress(&data);
+        assert!(z.len() < data.len() / 20);
+        assert_eq!(decompress(&z).unwrap(), data);
+    }
+
+    #[test]
+    fn strings_are_inert_in_script() {
+        let s = json_string("</script><!-- <img src=x onerror=alert(1)> & \u{2028}");
+        assert!(!s.contains('<') && !s.contains('>') && !s.contains('&'));
+        assert!(!s.contains('\u{2028}'));
+    }
+}

@@ -1,0 +1,615 @@
+//! The report's charts, drawn with plotters on a canvas from the Report's chart data
+//! (`analyzer::insights::charts`): nothing is computed here but pixels. Long series are
+//! reduced per pixel column (`crate::reduce`). Each chart reads out by hovering or by the
+//! arrow keys (Shift: 10 steps; Home/End; Escape closes), and has its data table.
+
+use std::sync::Arc;
+
+use analyzer::insights::charts::{BarChart, TimeChart};
+use leptos::prelude::*;
+use plotters::coord::ranged1d::{IntoSegmentedCoord, SegmentValue};
+use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::reduce::{nearest, reduce, table_rows};
+
+/// Rows a data table shows at most (a 24-hour recording has 345,600 samples).
+const TABLE_ROWS: usize = 2_000;
+const WIDTH: u32 = 880;
+const HEIGHT: u32 = 300;
+
+fn document() -> web_sys::Document {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .expect("a document")
+}
+
+/// Whether the page shows the dark theme: the reader's choice, else the system's.
+pub fn is_dark() -> bool {
+    let set = document()
+        .document_element()
+        .and_then(|e| e.get_attribute("data-theme"));
+    match set.as_deref() {
+        Some("dark") => true,
+        Some("light") => false,
+        _ => web_sys::window()
+            .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+            .is_some_and(|m| m.matches()),
+    }
+}
+
+/// Redraws the charts when the system's theme changes.
+pub fn watch_theme(theme: RwSignal<u32>) {
+    let Some(mq) = web_sys::window()
+        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+    else {
+        return;
+    };
+    let cb = Closure::<dyn Fn()>::new(move || theme.update(|v| *v += 1));
+    let _ = mq.add_event_listener_with_callback("change", cb.as_ref().unchecked_ref());
+    cb.forget();
+}
+
+/// Chart colours, from the page's CSS custom properties (so both themes apply).
+struct Palette {
+    bg: RGBColor,
+    fg: RGBColor,
+    grid: RGBColor,
+    lines: [RGBColor; 4],
+    marker: RGBColor,
+    reference: RGBColor,
+}
+
+fn css_colour(style: &web_sys::CssStyleDeclaration, name: &str, fallback: RGBColor) -> RGBColor {
+    let v = style.get_property_value(name).unwrap_or_default();
+    let v = v.trim().trim_start_matches('#');
+    if v.len() == 6 {
+        if let Ok(n) = u32::from_str_radix(v, 16) {
+            return RGBColor((n >> 16) as u8, (n >> 8) as u8, n as u8);
+        }
+    }
+    fallback
+}
+
+fn palette() -> Palette {
+    let el = document().document_element();
+    let style =
+        el.and_then(|e| web_sys::window().and_then(|w| w.get_computed_style(&e).ok().flatten()));
+    let Some(s) = style else {
+        return Palette {
+            bg: WHITE,
+            fg: BLACK,
+            grid: RGBColor(220, 220, 220),
+            lines: [BLUE, RED, GREEN, MAGENTA],
+            marker: RED,
+            reference: BLACK,
+        };
+    };
+    Palette {
+        bg: css_colour(&s, "--chart-bg", WHITE),
+        fg: css_colour(&s, "--fg", BLACK),
+        grid: css_colour(&s, "--grid", RGBColor(220, 220, 220)),
+        lines: [
+            css_colour(&s, "--line-1", BLUE),
+            css_colour(&s, "--line-2", RED),
+            css_colour(&s, "--line-3", GREEN),
+            css_colour(&s, "--line-4", MAGENTA),
+        ],
+        marker: css_colour(&s, "--marker", RED),
+        reference: css_colour(&s, "--reference", BLACK),
+    }
+}
+
+/// Where the plot landed on the canvas, to map pointer positions back to data.
+#[derive(Clone, Copy, Debug, Default)]
+struct Geom {
+    px0: f64,
+    px1: f64,
+    x0: f64,
+    x1: f64,
+}
+
+impl Geom {
+    fn to_px(self, x: f64) -> f64 {
+        self.px0 + (x - self.x0) / (self.x1 - self.x0) * (self.px1 - self.px0)
+    }
+    fn to_x(self, px: f64) -> f64 {
+        self.x0 + (px - self.px0) / (self.px1 - self.px0) * (self.x1 - self.x0)
+    }
+}
+
+/// A round top for a y axis.
+fn nice(max: f64) -> f64 {
+    if max <= 0.0 || !max.is_finite() {
+        return 1.0;
+    }
+    let m = max * 1.08;
+    let p = 10f64.powf(m.log10().floor());
+    for k in [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0] {
+        if k * p >= m {
+            return k * p;
+        }
+    }
+    10.0 * p
+}
+
+fn fmt(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    // Thousands separators on the whole part.
+    let (sign, rest) = s.strip_prefix('-').map_or(("", s.as_str()), |r| ("-", r));
+    let (int, frac) = rest
+        .split_once('.')
+        .map_or((rest, None), |(a, b)| (a, Some(b)));
+    let mut out = String::new();
+    for (i, ch) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    match frac {
+        Some(f) => format!("{sign}{out}.{f}"),
+        None => format!("{sign}{out}"),
+    }
+}
+
+fn draw_time(canvas: &web_sys::HtmlCanvasElement, c: &TimeChart) -> Option<Geom> {
+    let p = palette();
+    let backend = CanvasBackend::with_canvas_object(canvas.clone())?;
+    let root = backend.into_drawing_area();
+    root.fill(&p.bg).ok()?;
+    let x0 = *c.t.first()?;
+    let x1 = c.t.last().copied().filter(|&x| x > x0).unwrap_or(x0 + 1.0);
+    let data_max = c
+        .lines
+        .iter()
+        .flat_map(|l| l.values.iter().flatten().copied())
+        .chain(c.reference.as_ref().map(|r| r.0))
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
+    let y1 = c.y_max.unwrap_or_else(|| nice(data_max));
+    let font = ("sans-serif", 13).into_font().color(&p.fg);
+    let mut ch = ChartBuilder::on(&root)
+        .margin(12)
+        .margin_right(24)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x0..x1, 0f64..y1)
+        .ok()?;
+    ch.configure_mesh()
+        .x_desc("seconds since the first reading")
+        .y_desc(c.y_label.as_str())
+        .label_style(font.clone())
+        .axis_desc_style(font.clone())
+        .axis_style(p.fg)
+        .bold_line_style(p.grid)
+        .light_line_style(p.bg)
+        .x_labels(8)
+        .y_labels(6)
+        .draw()
+        .ok()?;
+    let (xr, _) = ch.plotting_area().get_pixel_range();
+    let geom = Geom {
+        px0: f64::from(xr.start),
+        px1: f64::from(xr.end),
+        x0,
+        x1,
+    };
+    let columns = (xr.end - xr.start).max(1) as usize;
+    for (k, line) in c.lines.iter().enumerate() {
+        let colour = p.lines[k % p.lines.len()];
+        let style = colour.stroke_width(2);
+        let runs = reduce(&c.t, &line.values, x0, x1, columns);
+        let mut first = true;
+        for run in runs {
+            let anno = match line.kind.as_str() {
+                "area" => {
+                    ch.draw_series(AreaSeries::new(run, 0.0, colour.mix(0.25)).border_style(style))
+                }
+                "step" => {
+                    let mut pts = Vec::with_capacity(run.len() * 2);
+                    for (i, &(x, y)) in run.iter().enumerate() {
+                        if i > 0 {
+                            pts.push((x, run[i - 1].1));
+                        }
+                        pts.push((x, y));
+                    }
+                    ch.draw_series(LineSeries::new(pts, style))
+                }
+                _ => ch.draw_series(LineSeries::new(run, style)),
+            };
+            if let (Ok(a), true) = (anno, first) {
+                a.label(line.label.as_str()).legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(3))
+                });
+                first = false;
+            }
+        }
+    }
+    if let Some((r, label)) = &c.reference {
+        let rs = p.reference.stroke_width(1);
+        if let Ok(a) = ch.draw_series(DashedLineSeries::new(vec![(x0, *r), (x1, *r)], 6, 4, rs)) {
+            let colour = p.reference;
+            a.label(label.as_str()).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(1))
+            });
+        }
+    }
+    if !c.markers.is_empty() {
+        // One mark per pixel column at most.
+        let mut last_px = i32::MIN;
+        let mut marks = Vec::new();
+        for m in &c.markers {
+            let px = geom.to_px(m.t) as i32;
+            if px != last_px {
+                marks.push(m.t);
+                last_px = px;
+            }
+        }
+        let colour = p.marker;
+        if let Ok(a) = ch.draw_series(
+            marks
+                .into_iter()
+                .map(move |t| TriangleMarker::new((t, y1 * 0.96), 6, colour.filled())),
+        ) {
+            a.label("preemption marks")
+                .legend(move |(x, y)| TriangleMarker::new((x + 9, y), 5, colour.filled()));
+        }
+    }
+    ch.configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(p.bg.mix(0.85))
+        .border_style(p.grid)
+        .label_font(font)
+        .draw()
+        .ok()?;
+    root.present().ok()?;
+    Some(geom)
+}
+
+fn draw_bars(canvas: &web_sys::HtmlCanvasElement, c: &BarChart) -> Option<Geom> {
+    let p = palette();
+    let backend = CanvasBackend::with_canvas_object(canvas.clone())?;
+    let root = backend.into_drawing_area();
+    root.fill(&p.bg).ok()?;
+    let n = c.bars.len();
+    if n == 0 {
+        return None;
+    }
+    let max = c.bars.iter().map(|b| b.1).fold(0.0f64, f64::max);
+    let y1 = nice(max);
+    let font = ("sans-serif", 13).into_font().color(&p.fg);
+    let labels: Vec<String> = c.bars.iter().map(|b| b.0.clone()).collect();
+    let mut ch = ChartBuilder::on(&root)
+        .margin(12)
+        .margin_right(24)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d((0..n).into_segmented(), 0f64..y1)
+        .ok()?;
+    ch.configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+                labels.get(*i).cloned().unwrap_or_default()
+            }
+            SegmentValue::Last => String::new(),
+        })
+        .y_desc(c.unit.as_str())
+        .label_style(font.clone())
+        .axis_desc_style(font)
+        .axis_style(p.fg)
+        .bold_line_style(p.grid)
+        .light_line_style(p.bg)
+        .draw()
+        .ok()?;
+    let colour = p.lines[0];
+    ch.draw_series(
+        Histogram::vertical(&ch)
+            .style(colour.filled())
+            .margin(if n > 12 { 2 } else { 12 })
+            .data(c.bars.iter().enumerate().map(|(i, b)| (i, b.1))),
+    )
+    .ok()?;
+    let (xr, _) = ch.plotting_area().get_pixel_range();
+    root.present().ok()?;
+    Some(Geom {
+        px0: f64::from(xr.start),
+        px1: f64::from(xr.end),
+        x0: 0.0,
+        x1: n as f64,
+    })
+}
+
+/// Canvas x for a pointer event (the canvas is scaled by CSS).
+fn canvas_x(canvas: &web_sys::HtmlCanvasElement, ev: &web_sys::MouseEvent) -> f64 {
+    let rect = canvas.get_bounding_client_rect();
+    let css = f64::from(ev.client_x()) - rect.left();
+    if rect.width() > 0.0 {
+        css * f64::from(canvas.width()) / rect.width()
+    } else {
+        css
+    }
+}
+
+/// The arrow-key rule: the next index, or None to close the readout.
+fn step(key: &str, shift: bool, at: Option<usize>, n: usize) -> Option<Option<usize>> {
+    if n == 0 {
+        return None;
+    }
+    let by = if shift { 10 } else { 1 };
+    Some(match key {
+        "ArrowRight" | "ArrowUp" => Some(at.map_or(0, |i| (i + by).min(n - 1))),
+        "ArrowLeft" | "ArrowDown" => Some(at.map_or(n - 1, |i| i.saturating_sub(by))),
+        "Home" => Some(0),
+        "End" => Some(n - 1),
+        "Escape" => None,
+        _ => return None,
+    })
+}
+
+/// The folded data table, built only when opened (a long run has many rows).
+#[component]
+fn DataTable(
+    head: Vec<String>,
+    rows: Arc<dyn Fn() -> (Vec<Vec<String>>, usize) + Send + Sync>,
+) -> impl IntoView {
+    let open = RwSignal::new(false);
+    view! {
+        <details class="data" on:toggle=move |ev: web_sys::Event| {
+            if let Some(d) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlDetailsElement>().ok()) {
+                open.set(d.open());
+            }
+        }>
+            <summary>"Data table"</summary>
+            {move || {
+                open.get()
+                    .then(|| {
+                        let (rows, step) = rows();
+                        view! {
+                            {(step > 1).then(|| view! {
+                                <p class="note">"Every "{step}"th reading of "{fmt((rows.len() as f64 - 1.0) * step as f64, 0)}"+ is shown, and the last."</p>
+                            })}
+                            <div class="table-wrap">
+                                <table>
+                                    <thead><tr>{head.iter().map(|h| view! { <th scope="col">{h.clone()}</th> }).collect_view()}</tr></thead>
+                                    <tbody>
+                                        {rows.into_iter().map(|r| view! {
+                                            <tr>{r.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}</tr>
+                                        }).collect_view()}
+                                    </tbody>
+                                </table>
+                            </div>
+                        }
+                    })
+            }}
+        </details>
+    }
+}
+
+#[component]
+pub fn TimeChartView(chart: Arc<TimeChart>, theme: RwSignal<u32>) -> impl IntoView {
+    let canvas = NodeRef::<leptos::html::Canvas>::new();
+    let geom = StoredValue::new(None::<Geom>);
+    let cursor = RwSignal::new(None::<usize>);
+    let n = chart.t.len();
+    {
+        let chart = chart.clone();
+        Effect::new(move |_| {
+            theme.track();
+            if let Some(c) = canvas.get() {
+                let g = draw_time(&c, &chart);
+                geom.set_value(g);
+                if let Some(el) = c.parent_element() {
+                    let _ = el.set_attribute("data-drawn", if g.is_some() { "yes" } else { "no" });
+                }
+            }
+        });
+    }
+    let readout = {
+        let chart = chart.clone();
+        move || -> String {
+            let Some(i) = cursor.get() else {
+                return "Hover over the chart, or focus it and use the arrow keys (Shift: 10 steps, Escape: close), to read the values.".to_string();
+            };
+            let t = chart.t[i];
+            let mut parts = vec![format!("At {} s", fmt(t, 2))];
+            for l in &chart.lines {
+                parts.push(format!(
+                    "{}: {}",
+                    l.label,
+                    l.values[i].map_or("–".to_string(), |v| fmt(v, chart.decimals))
+                ));
+            }
+            for m in chart.markers.iter().filter(|m| (m.t - t).abs() < 1e-9) {
+                parts.push(m.label.clone());
+            }
+            parts.join(" · ")
+        }
+    };
+    let t_for_cursor = chart.t.clone();
+    let cursor_style = move || -> String {
+        let (Some(i), Some(g), Some(c)) = (cursor.get(), geom.get_value(), canvas.get()) else {
+            return "display:none".into();
+        };
+        let w = c.get_bounding_client_rect().width();
+        let scale = if c.width() > 0 {
+            w / f64::from(c.width())
+        } else {
+            1.0
+        };
+        format!("left:{:.1}px", g.to_px(t_for_cursor[i]) * scale)
+    };
+    let t_hover = chart.t.clone();
+    let on_move = move |ev: web_sys::MouseEvent| {
+        let (Some(c), Some(g)) = (canvas.get(), geom.get_value()) else {
+            return;
+        };
+        let x = g.to_x(canvas_x(&c, &ev));
+        if !t_hover.is_empty() {
+            cursor.set(Some(nearest(&t_hover, x)));
+        }
+    };
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        if let Some(next) = step(&ev.key(), ev.shift_key(), cursor.get_untracked(), n) {
+            ev.prevent_default();
+            cursor.set(next);
+        }
+    };
+    let head: Vec<String> = std::iter::once("Seconds".to_string())
+        .chain(chart.lines.iter().map(|l| l.label.clone()))
+        .collect();
+    let rows = {
+        let chart = chart.clone();
+        Arc::new(move || {
+            let (idx, step) = table_rows(chart.t.len(), TABLE_ROWS);
+            let rows = idx
+                .into_iter()
+                .map(|i| {
+                    std::iter::once(fmt(chart.t[i], 2))
+                        .chain(chart.lines.iter().map(|l| {
+                            l.values[i].map_or("–".to_string(), |v| fmt(v, chart.decimals))
+                        }))
+                        .collect()
+                })
+                .collect();
+            (rows, step)
+        }) as Arc<dyn Fn() -> (Vec<Vec<String>>, usize) + Send + Sync>
+    };
+    let key = chart.key.clone();
+    let description = format!("{}. {}", chart.title, chart.caption);
+    view! {
+        <figure class="chart" data-chart=key.clone() data-points=n.to_string()>
+            <h3>{chart.title.clone()}</h3>
+            <div class="plot">
+                <canvas
+                    node_ref=canvas
+                    width=WIDTH
+                    height=HEIGHT
+                    tabindex="0"
+                    role="img"
+                    aria-label=description
+                    aria-describedby=format!("{key}-readout")
+                    on:mousemove=on_move
+                    on:mouseleave=move |_| cursor.set(None)
+                    on:keydown=on_key
+                    on:blur=move |_| cursor.set(None)
+                ></canvas>
+                <div class="cursor" aria-hidden="true" style=cursor_style></div>
+            </div>
+            <p class="readout" id=format!("{key}-readout") aria-live="polite" data-open=move || cursor.get().is_some().to_string()>
+                {readout}
+            </p>
+            <figcaption>{chart.caption.clone()}</figcaption>
+            <DataTable head=head rows=rows />
+        </figure>
+    }
+}
+
+#[component]
+pub fn BarChartView(chart: Arc<BarChart>, theme: RwSignal<u32>) -> impl IntoView {
+    let canvas = NodeRef::<leptos::html::Canvas>::new();
+    let geom = StoredValue::new(None::<Geom>);
+    let cursor = RwSignal::new(None::<usize>);
+    let n = chart.bars.len();
+    {
+        let chart = chart.clone();
+        Effect::new(move |_| {
+            theme.track();
+            if let Some(c) = canvas.get() {
+                let g = draw_bars(&c, &chart);
+                geom.set_value(g);
+                if let Some(el) = c.parent_element() {
+                    let _ = el.set_attribute("data-drawn", if g.is_some() { "yes" } else { "no" });
+                }
+            }
+        });
+    }
+    let readout = {
+        let chart = chart.clone();
+        move || -> String {
+            match cursor.get() {
+                None => "Hover over a bar, or focus the chart and use the arrow keys, to read it."
+                    .to_string(),
+                Some(i) => {
+                    let (label, v) = &chart.bars[i];
+                    format!("{}: {} {}", label, fmt(*v, chart.decimals), chart.unit)
+                }
+            }
+        }
+    };
+    let cursor_style = move || -> String {
+        let (Some(i), Some(g), Some(c)) = (cursor.get(), geom.get_value(), canvas.get()) else {
+            return "display:none".into();
+        };
+        let w = c.get_bounding_client_rect().width();
+        let scale = if c.width() > 0 {
+            w / f64::from(c.width())
+        } else {
+            1.0
+        };
+        format!("left:{:.1}px", g.to_px(i as f64 + 0.5) * scale)
+    };
+    let on_move = move |ev: web_sys::MouseEvent| {
+        let (Some(c), Some(g)) = (canvas.get(), geom.get_value()) else {
+            return;
+        };
+        let x = g.to_x(canvas_x(&c, &ev));
+        if x >= 0.0 && x < n as f64 {
+            cursor.set(Some(x as usize));
+        } else {
+            cursor.set(None);
+        }
+    };
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        if let Some(next) = step(&ev.key(), ev.shift_key(), cursor.get_untracked(), n) {
+            ev.prevent_default();
+            cursor.set(next);
+        }
+    };
+    let head = vec![chart.columns.0.clone(), chart.columns.1.clone()];
+    let rows = {
+        let chart = chart.clone();
+        Arc::new(move || {
+            (
+                chart
+                    .bars
+                    .iter()
+                    .map(|(l, v)| vec![l.clone(), fmt(*v, chart.decimals)])
+                    .collect(),
+                1usize,
+            )
+        }) as Arc<dyn Fn() -> (Vec<Vec<String>>, usize) + Send + Sync>
+    };
+    let key = chart.key.clone();
+    let description = format!("{}. {}", chart.title, chart.caption);
+    view! {
+        <figure class="chart" data-chart=key.clone() data-points=n.to_string()>
+            <h3>{chart.title.clone()}</h3>
+            <div class="plot">
+                <canvas
+                    node_ref=canvas
+                    width=WIDTH
+                    height=HEIGHT
+                    tabindex="0"
+                    role="img"
+                    aria-label=description
+                    aria-describedby=format!("{key}-readout")
+                    on:mousemove=on_move
+                    on:mouseleave=move |_| cursor.set(None)
+                    on:keydown=on_key
+                    on:blur=move |_| cursor.set(None)
+                ></canvas>
+                <div class="cursor" aria-hidden="true" style=cursor_style></div>
+            </div>
+            <p class="readout" id=format!("{key}-readout") aria-live="polite" data-open=move || cursor.get().is_some().to_string()>
+                {readout}
+            </p>
+            <figcaption>{chart.caption.clone()}</figcaption>
+            <DataTable head=head rows=rows />
+        </figure>
+    }
+}

@@ -1,0 +1,226 @@
+//! Reading a run folder in the browser: a dropped folder (walked through
+//! `webkitGetAsEntry`), a folder chosen with the folder picker (`webkitdirectory`), or files
+//! chosen one by one. Nothing is sent anywhere: the files are read into memory and handed
+//! to the analyzer's own folder discovery (`analyzer::folder::load`).
+
+use js_sys::{Function, Promise, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+/// The regular files of one folder: its label, base names, and each file's bytes.
+pub struct Picked {
+    pub folder: String,
+    pub names: Vec<String>,
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+/// Files bigger than this are refused (a run folder's largest file, a 24-hour series, is
+/// about 40 MB).
+const MAX_FILE: f64 = 512.0 * 1024.0 * 1024.0;
+
+fn get(obj: &JsValue, key: &str) -> JsValue {
+    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn call(obj: &JsValue, method: &str, args: &[&JsValue]) -> Result<JsValue, JsValue> {
+    let f: Function = get(obj, method).dyn_into()?;
+    match args {
+        [] => f.call0(obj),
+        [a] => f.call1(obj, a),
+        [a, b] => f.call2(obj, a, b),
+        _ => Err(JsValue::from_str("too many arguments")),
+    }
+}
+
+fn text(e: &JsValue) -> String {
+    e.as_string()
+        .or_else(|| get(e, "message").as_string())
+        .unwrap_or_else(|| "unknown error".to_string())
+}
+
+/// Calls a callback-style method (`readEntries`, `file`) as a promise.
+async fn callback(obj: &JsValue, method: &str) -> Result<JsValue, String> {
+    let mut failed = None;
+    let p = Promise::new(&mut |resolve, reject| {
+        if let Err(e) = call(obj, method, &[&resolve, &reject]) {
+            failed = Some(text(&e));
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    JsFuture::from(p).await.map_err(|e| text(&e))
+}
+
+async fn bytes(file: &JsValue) -> Result<Vec<u8>, String> {
+    let size = get(file, "size").as_f64().unwrap_or(0.0);
+    if size > MAX_FILE {
+        return Err(format!("too large to read here ({:.0} MB)", size / 1e6));
+    }
+    let p: Promise = call(file, "arrayBuffer", &[])
+        .and_then(|v| v.dyn_into())
+        .map_err(|e| text(&e))?;
+    let buf = JsFuture::from(p).await.map_err(|e| text(&e))?;
+    Ok(Uint8Array::new(&buf).to_vec())
+}
+
+/// Keeps the files directly inside one folder: the common top folder of the paths, else
+/// the files given without a folder.
+async fn group(list: Vec<(String, JsValue)>, loose: &str) -> Result<Picked, String> {
+    let parts: Vec<(Vec<String>, JsValue)> = list
+        .into_iter()
+        .map(|(p, f)| {
+            (
+                p.split('/')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+                f,
+            )
+        })
+        .filter(|(p, _): &(Vec<String>, JsValue)| !p.is_empty())
+        .collect();
+    if parts.is_empty() {
+        return Err("Nothing to read: no files were given.".to_string());
+    }
+    let depth = parts.iter().map(|(p, _)| p.len()).min().unwrap_or(1);
+    let (folder, chosen): (String, Vec<&(Vec<String>, JsValue)>) = if depth == 1 {
+        (
+            loose.to_string(),
+            parts.iter().filter(|(p, _)| p.len() == 1).collect(),
+        )
+    } else {
+        // The first folder (in name order) whose files sit at the shallowest depth.
+        let mut tops: Vec<&Vec<String>> = parts
+            .iter()
+            .filter(|(p, _)| p.len() == depth)
+            .map(|(p, _)| p)
+            .collect();
+        tops.sort();
+        let top = tops[0][..depth - 1].to_vec();
+        (
+            top.join("/"),
+            parts
+                .iter()
+                .filter(|(p, _)| p.len() == depth && p[..depth - 1] == top[..])
+                .collect(),
+        )
+    };
+    let mut names = Vec::new();
+    let mut files = Vec::new();
+    for (p, f) in chosen {
+        let name = p.last().cloned().unwrap_or_default();
+        match bytes(f).await {
+            Ok(b) => files.push((name.clone(), b)),
+            // Kept out of `files`: the analyzer then reports it as unreadable, by name.
+            Err(e) => web_sys::console::warn_1(&JsValue::from_str(&format!("{name}: {e}"))),
+        }
+        names.push(name);
+    }
+    Ok(Picked {
+        folder,
+        names,
+        files,
+    })
+}
+
+/// Files chosen with an `<input type=file>` (a folder with `webkitdirectory`, or files).
+pub fn from_input(
+    input: web_sys::HtmlInputElement,
+    done: impl Fn(Result<Picked, String>) + 'static,
+) {
+    let mut list = Vec::new();
+    if let Some(files) = input.files() {
+        for i in 0..files.length() {
+            if let Some(f) = files.get(i) {
+                let rel = get(&f, "webkitRelativePath")
+                    .as_string()
+                    .unwrap_or_default();
+                let path = if rel.is_empty() { f.name() } else { rel };
+                list.push((path, JsValue::from(f)));
+            }
+        }
+    }
+    // Choosing the same folder again must fire `change` again.
+    input.set_value("");
+    wasm_bindgen_futures::spawn_local(async move {
+        done(group(list, "chosen files").await);
+    });
+}
+
+/// A drop: folders are walked through `webkitGetAsEntry` (their files and, one level
+/// down, the files of a run folder inside); plain files are taken as they are.
+pub fn from_drop(ev: web_sys::DragEvent, done: impl Fn(Result<Picked, String>) + 'static) {
+    let dt = get(&ev, "dataTransfer");
+    let mut entries = Vec::new();
+    let mut loose = Vec::new();
+    // Entries must be taken during the event: the data transfer empties afterwards.
+    let items = get(&dt, "items");
+    let n = get(&items, "length").as_f64().unwrap_or(0.0) as u32;
+    for i in 0..n {
+        let item = Reflect::get_u32(&items, i).unwrap_or(JsValue::UNDEFINED);
+        if get(&item, "kind").as_string().as_deref() != Some("file") {
+            continue;
+        }
+        let entry = call(&item, "webkitGetAsEntry", &[]).unwrap_or(JsValue::NULL);
+        if entry.is_object() {
+            entries.push(entry);
+        } else if let Ok(f) = call(&item, "getAsFile", &[]) {
+            if f.is_object() {
+                loose.push((get(&f, "name").as_string().unwrap_or_default(), f));
+            }
+        }
+    }
+    if entries.is_empty() && loose.is_empty() {
+        let files = get(&dt, "files");
+        let n = get(&files, "length").as_f64().unwrap_or(0.0) as u32;
+        for i in 0..n {
+            if let Ok(f) = Reflect::get_u32(&files, i) {
+                loose.push((get(&f, "name").as_string().unwrap_or_default(), f));
+            }
+        }
+    }
+    wasm_bindgen_futures::spawn_local(async move {
+        let mut list = loose;
+        // (entry, depth): a dropped folder is depth 0; its run folders are depth 1.
+        let mut stack: Vec<(JsValue, usize)> = entries.into_iter().map(|e| (e, 0)).collect();
+        while let Some((entry, depth)) = stack.pop() {
+            if get(&entry, "isDirectory").as_bool() == Some(true) {
+                if depth > 1 {
+                    continue;
+                }
+                let Ok(reader) = call(&entry, "createReader", &[]) else {
+                    continue;
+                };
+                // readEntries gives the folder in batches until an empty one.
+                loop {
+                    match callback(&reader, "readEntries").await {
+                        Ok(batch) => {
+                            let batch = js_sys::Array::from(&batch);
+                            if batch.length() == 0 {
+                                break;
+                            }
+                            for e in batch.iter() {
+                                stack.push((e, depth + 1));
+                            }
+                        }
+                        Err(e) => {
+                            done(Err(format!("Could not list the dropped folder: {e}")));
+                            return;
+                        }
+                    }
+                }
+            } else if get(&entry, "isFile").as_bool() == Some(true) {
+                let path = get(&entry, "fullPath")
+                    .as_string()
+                    .unwrap_or_else(|| get(&entry, "name").as_string().unwrap_or_default());
+                match callback(&entry, "file").await {
+                    Ok(f) => list.push((path, f)),
+                    Err(e) => web_sys::console::warn_1(&JsValue::from_str(&format!("{path}: {e}"))),
+                }
+            }
+        }
+        done(group(list, "dropped files").await);
+    });
+}
