@@ -444,7 +444,7 @@ fn all_logs(dir: &Path) -> Vec<String> {
             if p.is_dir() {
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "log")
-                && !p.file_name().is_some_and(|n| n == "load.log")
+                && p.file_name().is_none_or(|n| n != "load.log")
             {
                 out.push(
                     p.strip_prefix(dir)

@@ -198,15 +198,15 @@ pub(crate) fn compile_seconds(line: &str) -> Option<Val> {
 /// `FROM is not supported with spec-decode … setting cudagraph_mode=TO`.
 pub(crate) fn cudagraph_downgrade(line: &str) -> Option<Val> {
     const MID: &str = " is not supported with spec-decode";
-    line.match_indices(MID).find_map(|(i, m)| {
-        let from = word_ending_at(line, i);
+    each_until(line, MID, |c| {
+        let from = word_ending_at(line, c.i - MID.len());
         if from.is_empty() {
-            return None;
+            return Step::Next;
         }
-        let to = after_each(&line[i + m.len()..], "setting cudagraph_mode=", |mut c| {
-            c.word()
-        })?;
-        Some(Val::Downgrade(from.to_string(), to.to_string()))
+        match after_each(c.rest(), "setting cudagraph_mode=", |mut c| c.word()) {
+            Some(to) => Step::Hit(Val::Downgrade(from.to_string(), to.to_string())),
+            None => Step::Stop,
+        }
     })
 }
 
