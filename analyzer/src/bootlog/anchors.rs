@@ -248,6 +248,33 @@ mod tests {
         assert!(!scan_esc("é\u{1b1b}ab").1);
     }
 
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// The filter finds exactly what `str::contains` finds, wherever the anchors sit.
+        #[test]
+        fn same_as_contains(parts in prop::collection::vec(
+            prop_oneof![
+                prop::sample::select(TEXTS).prop_map(str::to_string),
+                prop::sample::select(TEXTS).prop_map(|t| t[..t.len() - 1].to_string()),
+                prop::sample::select(TEXTS).prop_map(|t| t[1..].to_string()),
+                "[ -~]{0,6}",
+                "[\\x00-\\x7f]{0,3}",
+                "\\PC{0,3}",
+            ],
+            0..12,
+        )) {
+            let hay: String = parts.concat();
+            let (m, esc) = scan_esc(&hay);
+            for (i, t) in TEXTS.iter().enumerate() {
+                prop_assert_eq!(m.0 & (1u128 << i) != 0, hay.contains(t), "{} in {:?}", t, hay);
+            }
+            prop_assert_eq!(esc, hay.contains('\x1b'));
+        }
+    }
+
     #[test]
     fn partial_anchor_is_not_found() {
         assert!(!scan("Application startup compl").has(A::Ready));

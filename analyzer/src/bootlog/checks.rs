@@ -133,7 +133,10 @@ pub(crate) fn t5(f: &BootFacts) -> CheckResult {
             return CheckResult::new(
                 5,
                 Status::Pass,
-                format!("{engine} allocates the KV cache in pages of {p} tokens, as configured"),
+                format!(
+                    "{engine} allocates the KV cache in pages of {}, as configured",
+                    plural(p.max(0) as usize, "token", "tokens")
+                ),
             )
             .with("page_size", p);
         }
@@ -184,9 +187,8 @@ pub(crate) fn t5(f: &BootFacts) -> CheckResult {
         });
         let pool = match (pool_blocks, f.kv_pool_tokens) {
             (Some(pb), Some(t)) => format!(
-                "; the {}-token pool holds only {} such blocks",
-                thousands_int(t),
-                shortest((pb * 100.0).floor() / 100.0)
+                "; the {}-token pool holds only {pb:.1} such blocks",
+                thousands_int(t)
             ),
             _ => String::new(),
         };

@@ -70,15 +70,9 @@ impl Reader<'_> {
                 let neg = self.peek() == Some(b'-');
                 self.i += 1;
                 self.ws();
-                match self.number()? {
-                    Json::Int(n) if neg => {
-                        Some(n.checked_neg().map_or(Json::Float(-(n as f64)), Json::Int))
-                    }
-                    Json::Float(f) if neg => Some(Json::Float(-f)),
-                    v => Some(v),
-                }
+                self.number(neg)
             }
-            b'0'..=b'9' | b'.' => self.number(),
+            b'0'..=b'9' | b'.' => self.number(false),
             b if is_ident_byte(b) => self.name(),
             _ => None,
         }
@@ -328,7 +322,9 @@ impl Reader<'_> {
         Some(())
     }
 
-    fn number(&mut self) -> Option<Json> {
+    /// A number, negated when `neg` (the sign is part of the text converted, so that
+    /// `-9223372036854775808` stays an integer).
+    fn number(&mut self, neg: bool) -> Option<Json> {
         let start = self.i;
         // 0x / 0o / 0b integers.
         if self.peek() == Some(b'0') {
@@ -347,14 +343,14 @@ impl Reader<'_> {
                 {
                     self.i += 1;
                 }
-                let digits: String = self.text[d0..self.i]
+                let digits: String = (if neg { "-" } else { "" })
                     .chars()
-                    .filter(|&c| c != '_')
+                    .chain(self.text[d0..self.i].chars().filter(|&c| c != '_'))
                     .collect();
                 return i64::from_str_radix(&digits, radix).ok().map(Json::Int);
             }
         }
-        let mut text = String::new();
+        let mut text = String::from(if neg { "-" } else { "" });
         let mut is_float = false;
         let digits = |r: &mut Self, text: &mut String| {
             let mut n = 0;
@@ -462,6 +458,9 @@ mod tests {
     #[test]
     fn numbers() {
         assert_eq!(p("-1"), Some(Json::Int(-1)));
+        assert_eq!(p("-9223372036854775808"), Some(Json::Int(i64::MIN)));
+        assert_eq!(p("-0x10"), Some(Json::Int(-16)));
+        assert_eq!(p("-1.5e3"), Some(Json::Float(-1500.0)));
         assert_eq!(p("+ 2"), Some(Json::Int(2)));
         assert_eq!(p("1e-05"), Some(Json::Float(1e-5)));
         assert_eq!(p("2.0"), Some(Json::Float(2.0)));
@@ -536,6 +535,87 @@ mod tests {
         assert_eq!(p("{'a': 1} x"), None);
         assert_eq!(p(""), None);
         assert_eq!(p("Truex"), None);
+    }
+
+    use proptest::prelude::*;
+
+    /// A Python `repr` of `v` (arrays as lists or tuples).
+    fn repr(v: &Json, tuple: bool) -> String {
+        match v {
+            Json::Null => "None".into(),
+            Json::Bool(b) => if *b { "True" } else { "False" }.into(),
+            Json::Int(i) => i.to_string(),
+            Json::Float(f) => format!("{f:?}"),
+            Json::Str(s) => {
+                let mut out = String::from("'");
+                for c in s.chars() {
+                    match c {
+                        '\\' => out.push_str("\\\\"),
+                        '\'' => out.push_str("\\'"),
+                        '\n' => out.push_str("\\n"),
+                        c if (c as u32) < 0x20 => out.push_str(&format!("\\x{:02x}", c as u32)),
+                        c => out.push(c),
+                    }
+                }
+                out.push('\'');
+                out
+            }
+            Json::Arr(a) => {
+                let items: Vec<String> = a.iter().map(|x| repr(x, !tuple)).collect();
+                if tuple {
+                    let comma = if a.len() == 1 { "," } else { "" };
+                    format!("({}{comma})", items.join(", "))
+                } else {
+                    format!("[{}]", items.join(", "))
+                }
+            }
+            Json::Obj(o) => format!(
+                "{{{}}}",
+                o.iter()
+                    .map(|(k, v)| format!(
+                        "{}: {}",
+                        repr(&Json::Str(k.clone()), false),
+                        repr(v, tuple)
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
+    fn value() -> impl Strategy<Value = Json> {
+        let leaf = prop_oneof![
+            Just(Json::Null),
+            any::<bool>().prop_map(Json::Bool),
+            any::<i64>().prop_map(Json::Int),
+            (-1e300f64..1e300).prop_map(Json::Float),
+            "\\PC{0,8}".prop_map(Json::Str),
+            "[\\x00-\\x7f]{0,4}".prop_map(Json::Str),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Json::Arr),
+                prop::collection::btree_map("[a-z_]{1,6}", inner, 0..5)
+                    .prop_map(|m| Json::Obj(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn reads_back_what_python_would_print(v in value(), tuple in any::<bool>()) {
+            let text = repr(&v, tuple);
+            prop_assert_eq!(parse(&text), Some(v), "{}", text);
+        }
+
+        #[test]
+        fn never_panics(text in "\\PC{0,64}", bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+            let _ = parse(&text);
+            let _ = parse(&String::from_utf8_lossy(&bytes));
+            let _ = parse(&format!("{{'a': {text}}}"));
+        }
     }
 
     #[test]
