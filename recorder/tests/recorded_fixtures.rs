@@ -1,0 +1,167 @@
+//! The run folders recorded with `inferlint-recorder` against the simulator
+//! (`fixtures/recorded/`, made as its README says): every file a complete serve-mode run
+//! writes, and the verdicts the analyzer gives on them, pinned.
+
+mod common;
+use common::*;
+
+use std::path::PathBuf;
+
+use analyzer::json::Json;
+
+fn folder(engine: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/recorded")
+        .join(engine)
+}
+
+fn pinned(engine: &str, expect: &[(&str, &str)]) {
+    let dir = folder(engine);
+    for f in [
+        "after.snapshot.json",
+        "before.snapshot.json",
+        "bench.json",
+        "boot.log",
+        "gate.json",
+        "load.log",
+        "manifest.json",
+        "probe.json",
+        "processes.json",
+        "run.series.jsonl",
+        "teardown.json",
+    ] {
+        assert!(dir.join(f).is_file(), "{engine}: {f} missing");
+    }
+    let m = json(&dir.join("manifest.json"));
+    assert_eq!(
+        m.get("schema").and_then(Json::as_str),
+        Some("inferlint.run/1")
+    );
+    assert_eq!(
+        m.get("engine").unwrap().get("key").and_then(Json::as_str),
+        Some(engine)
+    );
+    assert_eq!(
+        m.get("outcome")
+            .unwrap()
+            .get("state")
+            .and_then(Json::as_str),
+        Some("completed")
+    );
+    let (v, a) = verdicts(&dir);
+    assert!(a.errors.is_empty(), "{engine}: {:?}", a.errors);
+    let got: Vec<(String, String)> = v.iter().map(|(k, s)| (k.clone(), s.join(","))).collect();
+    let want: Vec<(String, String)> = {
+        let mut w: Vec<(String, String)> = expect
+            .iter()
+            .map(|(k, s)| (k.to_string(), s.to_string()))
+            .collect();
+        w.sort();
+        w
+    };
+    assert_eq!(got, want, "{engine}");
+    assert!(m
+        .get("title")
+        .and_then(Json::as_str)
+        .is_some_and(|t| t.contains("simulated")));
+}
+
+#[test]
+fn vllm_hybrid_run() {
+    pinned(
+        "vllm",
+        &[
+            ("T1", "fail"),
+            ("T2", "pass"),
+            ("T5", "warn"),
+            ("T6", "pass"),
+            ("T7", "pass"),
+            ("T8", "fail"),
+            ("T9", "warn"),
+            ("T10", "pass"),
+            ("T12", "pass"),
+            ("T14", "pass"),
+            ("T15", "pass"),
+        ],
+    );
+}
+
+#[test]
+fn sglang_run() {
+    pinned(
+        "sglang",
+        &[
+            ("T1", "pass"),
+            ("T2", "pass"),
+            ("T5", "pass"),
+            ("T6", "pass"),
+            ("T7", "pass"),
+            ("T8", "pass"),
+            ("T9", "warn"),
+            ("T10", "pass"),
+            ("T12", "pass"),
+            ("T14", "not_applicable"),
+            ("T15", "pass"),
+        ],
+    );
+}
+
+#[test]
+fn trtllm_run() {
+    pinned(
+        "trtllm",
+        &[
+            ("T1", "pass"),
+            ("T2", "pass"),
+            ("T5", "pass"),
+            ("T6", "pass"),
+            ("T7", "pass"),
+            ("T8", "unknown"),
+            ("T9", "warn"),
+            ("T10", "pass"),
+            ("T12", "pass"),
+            ("T14", "not_applicable"),
+            ("T15", "pass"),
+        ],
+    );
+}
+
+/// No recorder file name matches a discovery pattern of the reference for another role,
+/// and the analyzer finds every file of a recorded folder by name (recorder.md §10 item 16).
+#[test]
+fn the_analyzer_finds_every_recorded_file_by_name() {
+    let names = files(&folder("vllm"));
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let d = analyzer::folder::discover(&refs);
+    assert_eq!(d.boot_log.as_deref(), Some("boot.log"));
+    assert_eq!(d.before.as_deref(), Some("before.snapshot.json"));
+    assert_eq!(d.after.as_deref(), Some("after.snapshot.json"));
+    assert_eq!(d.series.as_deref(), Some("run.series.jsonl"));
+    assert_eq!(d.bench_exact.as_deref(), Some("bench.json"));
+    assert_eq!(d.load_log.as_deref(), Some("load.log"));
+    for (got, want) in [
+        (&d.manifest, "manifest.json"),
+        (&d.gate, "gate.json"),
+        (&d.probe, "probe.json"),
+        (&d.teardown, "teardown.json"),
+        (&d.processes, "processes.json"),
+    ] {
+        assert_eq!(got.as_deref(), Some(want));
+    }
+    for n in [
+        "manifest.json",
+        "gate.json",
+        "probe.json",
+        "teardown.json",
+        "processes.json",
+        "load.log",
+    ] {
+        assert!(
+            !n.contains("boot")
+                && !n.contains("before")
+                && !n.contains("after")
+                && !n.ends_with(".series.jsonl"),
+            "{n}"
+        );
+    }
+}
