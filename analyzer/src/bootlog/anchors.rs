@@ -109,7 +109,8 @@ struct Scanner {
 }
 
 fn window(b: &[u8], i: usize) -> u32 {
-    u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+    // One unaligned load.
+    u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or_default())
 }
 
 fn slot(g: u32) -> usize {

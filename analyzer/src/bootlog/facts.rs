@@ -51,6 +51,7 @@ pub(crate) struct FactsScan {
     procs: Vec<(String, BTreeSet<i64>)>,
     proc_index: HashMap<String, usize>,
     recent_procs: [usize; 2],
+    recent_tags: Vec<(String, String)>,
     field_mask: u128,
 }
 
@@ -96,6 +97,7 @@ impl FactsScan {
             procs: vec![(String::new(), BTreeSet::new())],
             proc_index: HashMap::new(),
             recent_procs: [0, 0],
+            recent_tags: Vec::with_capacity(4),
             field_mask,
         }
     }
@@ -154,6 +156,14 @@ impl FactsScan {
     }
 
     fn process(&mut self, name: &str, pid: &str) {
+        // Most lines repeat the tag of a recent one.
+        if self.recent_tags.iter().any(|(n, p)| n == name && p == pid) {
+            return;
+        }
+        if self.recent_tags.len() == 4 {
+            self.recent_tags.remove(0);
+        }
+        self.recent_tags.push((name.to_string(), pid.to_string()));
         let Ok(pid) = pid.parse::<i64>() else { return };
         // Lines come in runs from one process: try the last two names first.
         let at = match self

@@ -55,11 +55,25 @@ pub(crate) struct Tag<'a> {
     pub rest: &'a str,
 }
 
-/// Byte length of the run of `s` whose characters satisfy `f`.
+/// Byte length of the run of `s` whose characters satisfy `f` (ASCII bytes are tested
+/// without decoding: every line of a vLLM log starts with such runs).
 fn run(s: &str, f: impl Fn(char) -> bool) -> usize {
-    s.char_indices()
-        .find(|&(_, c)| !f(c))
-        .map_or(s.len(), |(i, _)| i)
+    let b = s.as_bytes();
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        if c < 0x80 {
+            if !f(char::from(c)) {
+                return i;
+            }
+            i += 1;
+        } else {
+            match s[i..].chars().next() {
+                Some(ch) if f(ch) => i += ch.len_utf8(),
+                _ => return i,
+            }
+        }
+    }
+    i
 }
 
 fn digits(s: &str) -> usize {
@@ -95,9 +109,17 @@ pub(crate) fn vllm_tag(line: &str) -> Option<Tag<'_>> {
 /// The optional `LEVEL MM-DD HH:MM:SS[.f] [location]` unit and at most one whitespace
 /// character after it; returns the text after the unit.
 fn level_unit(s: &str) -> Option<&str> {
-    let level = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
-        .into_iter()
-        .find(|l| s.starts_with(l))?;
+    let level = match s.as_bytes().first()? {
+        b'I' => "INFO",
+        b'W' => "WARNING",
+        b'E' => "ERROR",
+        b'D' => "DEBUG",
+        b'C' => "CRITICAL",
+        _ => return None,
+    };
+    if !s.starts_with(level) {
+        return None;
+    }
     let s = &s[level.len()..];
     let ws = run(s, char::is_whitespace);
     if ws == 0 {
