@@ -435,7 +435,8 @@ pub fn teardown(a: TeardownArgs) -> Result<i32> {
     }
     if !targets.is_empty() {
         let pattern = teardown::usual_pattern(&targets);
-        let (miss, wrong) = teardown::pkill_would(&table, &targets, pattern, me);
+        let scoped = procs::in_scope(&fs, table.clone());
+        let (miss, wrong) = teardown::pkill_would(&scoped, &targets, pattern, me);
         let mut parts = Vec::new();
         if miss > 0 {
             parts.push(format!("miss {miss}"));

@@ -264,7 +264,7 @@ mod tests {
         Reading {
             url: "http://h/metrics".into(),
             path: "/metrics".into(),
-            t_wall: 1790000000.12345678,
+            t_wall: 1_790_000_000.123_456_7,
             t_mono_ns: 5_000_000_000,
             latency_s: 0.004,
             text: text.into(),

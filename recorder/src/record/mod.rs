@@ -579,14 +579,13 @@ impl Run {
             let after = signals::abandonable(usize::MAX, move || Scraper::new(&base).scrape());
             match after {
                 Some(Ok(r)) => self.write("after.snapshot.json", &r.snapshot_json()),
-                Some(Err(e)) => {
-                    if stop.is_none() {
-                        *stop = Some(Stop::Problem(
-                            "after",
-                            format!("the server did not answer its metrics after the load: {e}"),
-                        ));
-                    }
+                Some(Err(e)) if stop.is_none() => {
+                    *stop = Some(Stop::Problem(
+                        "after",
+                        format!("the server did not answer its metrics after the load: {e}"),
+                    ));
                 }
+                Some(Err(_)) => {}
                 None => {}
             }
         }

@@ -129,7 +129,7 @@ impl Drop for World {
 pub fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|s| s.rfind(')').map(|i| s[i + 2..].chars().next() != Some('Z')))
+        .and_then(|s| s.rfind(')').map(|i| !s[i + 2..].starts_with('Z')))
         .unwrap_or(false)
 }
 
