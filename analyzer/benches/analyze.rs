@@ -64,6 +64,53 @@ fn time_it(label: &str, dir: &Path, requested: Option<i64>, runs: usize) {
     );
 }
 
+/// A boot log of about `mb` megabytes: real logs repeated (or made-up vLLM lines when the
+/// recorded runs are absent), so every anchor and the classifier see realistic text.
+fn big_boot_log(fixtures: &Path, mb: usize) -> String {
+    let mut unit = String::new();
+    for rel in [
+        "vllm-0.30/live/boot.log",
+        "sglang-0.5/live/boot.log",
+        "trtllm-1.3/pauses/boot.log",
+    ] {
+        if let Ok(t) = std::fs::read_to_string(fixtures.join(rel)) {
+            unit.push_str(&t);
+        }
+    }
+    if unit.is_empty() {
+        for i in 0..2000 {
+            unit.push_str(&format!(
+                "(EngineCore pid=949) INFO 09-26 17:50:{:02} [gpu_worker.py:578] Available KV cache memory: 2.31 GiB\n",
+                i % 60
+            ));
+        }
+    }
+    let mut out = String::with_capacity(mb * 1_000_000 + unit.len());
+    while out.len() < mb * 1_000_000 {
+        out.push_str(&unit);
+    }
+    out
+}
+
+fn bench_boot_log(fixtures: &Path, quick: bool) {
+    let mb = if quick { 5 } else { 200 };
+    let text = big_boot_log(fixtures, mb);
+    let before = current_rss().unwrap_or(0);
+    let t = Instant::now();
+    let (facts, class) = analyzer::bootlog::read_log(&text, None);
+    let secs = t.elapsed().as_secs_f64();
+    std::hint::black_box((&facts, &class));
+    let extra = peak_rss().unwrap_or(0).saturating_sub(before);
+    println!(
+        "{:<28} {:>8.2} ms for {:.0} MB, {} lines; memory above the text {:.1} MB",
+        "boot log facts + classifier",
+        secs * 1e3,
+        text.len() as f64 / 1e6,
+        facts.lines,
+        extra as f64 / 1e6
+    );
+}
+
 fn main() {
     // `cargo bench` passes --bench; `cargo test --benches` runs us too: keep that quick.
     let quick = !std::env::args().any(|a| a == "--bench");
@@ -104,4 +151,6 @@ fn main() {
             used as f64 / size as f64
         );
     }
+    // Last: the high-water mark of memory above would include this log's text.
+    bench_boot_log(&fixtures, quick);
 }
