@@ -91,7 +91,12 @@ fn capture_template() -> Option<String> {
     document().get_element_by_id("inferlint-wasm")?;
     let html = document().document_element()?;
     let clone: web_sys::Element = html.clone_node_with_deep(true).ok()?.dyn_into().ok()?;
-    for attr in ["data-theme", "data-state"] {
+    for attr in [
+        "data-theme",
+        "data-state",
+        "data-effective-theme",
+        "data-ready-ms",
+    ] {
         let _ = clone.remove_attribute(attr);
     }
     Some(clone.outer_html())
@@ -149,6 +154,7 @@ pub fn start() {
         .get_element_by_id(RUN_ID)
         .and_then(|el| el.text_content())
         .filter(|t| !t.trim().is_empty());
+    let empty = embedded.is_none();
     let initial = embedded.map(|text| match run::decode(&text) {
         Ok(p) => analyze_pack(p, "this file".to_string()),
         Err(e) => Loaded {
@@ -167,6 +173,9 @@ pub fn start() {
         view! { <App template=template initial=initial.map(Arc::new) /> }
     });
     handle.forget();
+    if empty {
+        request_ready();
+    }
 }
 
 #[component]
@@ -176,6 +185,18 @@ fn App(template: Option<String>, initial: Option<Arc<Loaded>>) -> impl IntoView 
     let message: RwSignal<Option<String>> = RwSignal::new(None);
     let theme = RwSignal::new(0u32);
     crate::charts::watch_theme(theme);
+    // The theme in effect, for print styles (dark charts are inverted on paper).
+    Effect::new(move |_| {
+        theme.track();
+        if let Some(el) = document().document_element() {
+            let t = if crate::charts::is_dark() {
+                "dark"
+            } else {
+                "light"
+            };
+            let _ = el.set_attribute("data-effective-theme", t);
+        }
+    });
     let template = StoredValue::new(template);
 
     let accept = move |picked: Result<Picked, String>| match picked {
@@ -205,7 +226,10 @@ fn App(template: Option<String>, initial: Option<Arc<Loaded>>) -> impl IntoView 
             let l = analyze_pack(pack, format!("the folder {}", p.folder));
             loaded.set(Some(Arc::new(l)));
         }
-        Err(e) => message.set(Some(e)),
+        Err(e) => {
+            message.set(Some(e));
+            set_state("ready");
+        }
     };
     let on_drop = move |ev: web_sys::DragEvent| {
         ev.prevent_default();
@@ -355,9 +379,10 @@ fn LoadedView(loaded: Arc<Loaded>, theme: RwSignal<u32>) -> impl IntoView {
         Ok(a) => {
             let errors = a.errors.clone();
             let notes = a.notes.clone();
+            let report = Arc::new(a.report.clone());
             view! {
-                <Header report=a.report.clone() errors=errors notes=notes />
-                <ReportBody report=a.report.clone() theme=theme />
+                <Header report=report.clone() errors=errors notes=notes />
+                <ReportBody report=report theme=theme />
                 <Footer generated=generated source=source.clone() />
             }
             .into_any()
@@ -370,7 +395,7 @@ fn LoadedView(loaded: Arc<Loaded>, theme: RwSignal<u32>) -> impl IntoView {
 
 /// Sets `data-state="ready"` after the next two frames: by then every chart's effect has
 /// drawn and the browser has painted.
-fn request_ready() {
+pub fn request_ready() {
     let cb = Closure::once_into_js(move || {
         let cb2 = Closure::once_into_js(move || {
             let ms = window().performance().map(|p| p.now()).unwrap_or(0.0);
@@ -403,7 +428,7 @@ fn badge(s: Status) -> impl IntoView {
 
 #[component]
 fn Header(
-    report: Report,
+    report: Arc<Report>,
     errors: Vec<analyzer::input::InputError>,
     notes: Vec<String>,
 ) -> impl IntoView {
@@ -472,7 +497,7 @@ fn Header(
 }
 
 #[component]
-fn ReportBody(report: Report, theme: RwSignal<u32>) -> impl IntoView {
+fn ReportBody(report: Arc<Report>, theme: RwSignal<u32>) -> impl IntoView {
     let engine = report.engine.unwrap_or(Engine::Vllm);
     view! {
         <Limits report=report.clone() />
@@ -485,7 +510,7 @@ fn ReportBody(report: Report, theme: RwSignal<u32>) -> impl IntoView {
 }
 
 #[component]
-fn Limits(report: Report) -> impl IntoView {
+fn Limits(report: Arc<Report>) -> impl IntoView {
     (!report.limits.is_empty()).then(|| {
         view! {
             <section id="limits" aria-labelledby="limits-h">
@@ -542,7 +567,7 @@ fn tile(t: &Tile) -> impl IntoView {
 }
 
 #[component]
-fn Happened(report: Report) -> impl IntoView {
+fn Happened(report: Arc<Report>) -> impl IntoView {
     view! {
         <section id="happened" aria-labelledby="happened-h">
             <h2 id="happened-h">"What happened"</h2>
@@ -676,7 +701,7 @@ const MEANINGS: [(Status, &str); 5] = [
 ];
 
 #[component]
-fn Results(report: Report) -> impl IntoView {
+fn Results(report: Arc<Report>) -> impl IntoView {
     let engine = report.engine.unwrap_or(Engine::Vllm);
     let mut checks = report.checks.clone();
     checks.sort_by_key(|c| (c.status, c.tripwire));
@@ -748,7 +773,7 @@ fn Results(report: Report) -> impl IntoView {
 }
 
 #[component]
-fn ChartsSection(report: Report, theme: RwSignal<u32>) -> impl IntoView {
+fn ChartsSection(report: Arc<Report>, theme: RwSignal<u32>) -> impl IntoView {
     let c = report.charts.clone();
     let any = c.cache.is_some()
         || c.requests.is_some()
@@ -773,7 +798,7 @@ fn ChartsSection(report: Report, theme: RwSignal<u32>) -> impl IntoView {
 }
 
 #[component]
-fn Server(report: Report, theme: RwSignal<u32>) -> impl IntoView {
+fn Server(report: Arc<Report>, theme: RwSignal<u32>) -> impl IntoView {
     let memory = report.charts.memory.clone();
     (!report.server.is_empty() || memory.is_some()).then(move || {
         view! {

@@ -188,6 +188,8 @@ fn draw_time(canvas: &web_sys::HtmlCanvasElement, c: &TimeChart) -> Option<Geom>
         .light_line_style(p.bg)
         .x_labels(8)
         .y_labels(6)
+        .x_label_formatter(&|v| fmt(*v, 0))
+        .y_label_formatter(&|v| fmt(*v, if y1 >= 5.0 { 0 } else { 1 }))
         .draw()
         .ok()?;
     let (xr, _) = ch.plotting_area().get_pixel_range();
@@ -299,6 +301,7 @@ fn draw_bars(canvas: &web_sys::HtmlCanvasElement, c: &BarChart) -> Option<Geom> 
             SegmentValue::Last => String::new(),
         })
         .y_desc(c.unit.as_str())
+        .y_label_formatter(&|v| fmt(*v, if y1 >= 5.0 { 0 } else { 1 }))
         .label_style(font.clone())
         .axis_desc_style(font)
         .axis_style(p.fg)

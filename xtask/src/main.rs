@@ -236,6 +236,7 @@ fn main() -> Result<()> {
         Some("test") => test(),
         Some("ci") => ci(),
         Some("viewer") => viewer(),
+        Some("viewer-inline") => finish_viewer(),
         Some("browser-tests") => browser_tests(),
         _ => {
             eprintln!("usage: cargo xtask demo | test | ci | viewer | browser-tests");
@@ -365,7 +366,12 @@ fn viewer() -> Result<()> {
     if !status.success() {
         bail!("trunk build failed ({status})");
     }
-    let dist = www.join("dist");
+    finish_viewer()
+}
+
+/// Inlines trunk's output in www/dist into the one-file page.
+fn finish_viewer() -> Result<()> {
+    let dist = root().join("www/dist");
     let page = inline(&dist)?;
     std::fs::write(dist.join("report.html"), &page)?;
     std::fs::write(dist.join("index.html"), &page)?;
