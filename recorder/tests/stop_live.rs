@@ -96,6 +96,42 @@ fn ctrl_c_to_the_group_during_the_load_stops_the_server_and_keeps_the_folder() {
     check_interrupted(&w, child);
 }
 
+#[test]
+fn sighup_during_the_boot_wait_stops_the_server_before_it_was_ready() {
+    let w = World::new("sighup");
+    let port = free_port();
+    let serve = format!("vllm serve /models/Qwen3-8B --port {port} --sim-speed 0.05");
+    let mut c = w.recorder();
+    c.args(["record", "-o", "run", "--serve", &serve, "--", "true"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let boot = w.dir.join("run/boot.log");
+    assert!(
+        wait_until(30, || boot.is_file()),
+        "the server did not start"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    assert!(wait_until(60, || matches!(child.try_wait(), Ok(Some(_)))));
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let run = w.dir.join("run");
+    let m = json(&run.join("manifest.json"));
+    let o = m.get("outcome").unwrap();
+    assert_eq!(o.get("state").and_then(Json::as_str), Some("interrupted"));
+    assert_eq!(o.get("stage").and_then(Json::as_str), Some("ready"));
+    let have = files(&run);
+    for f in ["boot.log", "gate.json", "processes.json", "teardown.json"] {
+        assert!(have.contains(&f.to_string()), "{f}: {have:?}");
+    }
+    assert!(!have.contains(&"load.log".to_string()));
+    assert!(
+        wait_until(10, || w.scoped_pids().is_empty()),
+        "left running: {:?}",
+        w.scoped_pids()
+    );
+}
+
 fn engine_core(parent: u32) -> Option<i32> {
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
