@@ -375,7 +375,7 @@ fn finish_viewer() -> Result<()> {
     let page = inline(&dist)?;
     std::fs::write(dist.join("report.html"), &page)?;
     std::fs::write(dist.join("index.html"), &page)?;
-    for f in ["viewer.js", "viewer_bg.wasm"] {
+    for f in ["viewer.js", "viewer_bg.wasm", "style.css"] {
         let _ = std::fs::remove_file(dist.join(f));
     }
     eprintln!(
@@ -421,6 +421,36 @@ fn remove_elements(
     out
 }
 
+/// Replaces each `<link rel="stylesheet" href="…">` of trunk's page by a `<style>` with
+/// the file's content.
+fn inline_stylesheets(html: &str, dist: &Path) -> Result<String> {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(i) = rest.find("<link") {
+        let end = i + rest[i..].find('>').context("an unclosed <link")? + 1;
+        let tag = &rest[i..end];
+        out.push_str(&rest[..i]);
+        let href = tag
+            .split("href=\"")
+            .nth(1)
+            .and_then(|h| h.split('"').next())
+            .unwrap_or("");
+        if tag.contains("rel=\"stylesheet\"") && !href.starts_with("data:") {
+            let file = dist.join(href.trim_start_matches("./").trim_start_matches('/'));
+            let css = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            out.push_str("<style>");
+            out.push_str(&css.replace("</style", "<\\/style"));
+            out.push_str("</style>");
+        } else {
+            out.push_str(tag);
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
 fn base64(data: &[u8]) -> String {
     const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
@@ -445,9 +475,10 @@ fn base64(data: &[u8]) -> String {
 }
 
 /// trunk's dist as one file: its loader and preload links dropped (absolute paths do not
-/// work from file://), the wasm-bindgen glue inlined as a module, and the wasm carried as
-/// base64 and started with `init({ module_or_path: bytes })` (async: no size limit). A
-/// failed start writes its error into the page instead of leaving it blank.
+/// work from file://), the wasm-bindgen glue inlined as a module, and the wasm carried
+/// raw-deflated as base64, inflated by the browser's DecompressionStream and started with
+/// `init({ module_or_path: bytes })` (async: no size limit). A failed start writes its
+/// error into the page instead of leaving it blank.
 fn inline(dist: &Path) -> Result<String> {
     let html =
         std::fs::read_to_string(dist.join("index.html")).context("trunk wrote no index.html")?;
@@ -458,7 +489,8 @@ fn inline(dist: &Path) -> Result<String> {
         std::fs::read_to_string(dist.join("viewer.js")).context("trunk wrote no viewer.js")?;
     let wasm =
         std::fs::read(dist.join("viewer_bg.wasm")).context("trunk wrote no viewer_bg.wasm")?;
-    let mut page = remove_elements(&html, "<link", None, "modulepreload", None);
+    let mut page = inline_stylesheets(&html, dist)?;
+    page = remove_elements(&page, "<link", None, "modulepreload", None);
     page = remove_elements(&page, "<link", None, "rel=\"preload\"", None);
     page = remove_elements(
         &page,
@@ -467,7 +499,10 @@ fn inline(dist: &Path) -> Result<String> {
         "type=\"module\"",
         Some("viewer"),
     );
-    if page.contains("viewer.js") || page.contains("viewer_bg.wasm") {
+    if page.contains("viewer.js")
+        || page.contains("viewer_bg.wasm")
+        || page.contains("rel=\"stylesheet\"")
+    {
         bail!("trunk's loader is still in the page after inlining: its output format changed");
     }
     if !glue.contains("async function __wbg_init") {
@@ -483,8 +518,10 @@ fn inline(dist: &Path) -> Result<String> {
            try {{\n\
              const text = document.getElementById('inferlint-wasm').textContent.trim();\n\
              const bin = atob(text);\n\
-             const bytes = new Uint8Array(bin.length);\n\
-             for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);\n\
+             const packed = new Uint8Array(bin.length);\n\
+             for (let i = 0; i < bin.length; i++) packed[i] = bin.charCodeAt(i);\n\
+             const stream = new Blob([packed]).stream().pipeThrough(new DecompressionStream('deflate-raw'));\n\
+             const bytes = new Uint8Array(await new Response(stream).arrayBuffer());\n\
              await __wbg_init({{ module_or_path: bytes }});\n\
            }} catch (e) {{\n\
              const p = document.createElement('pre');\n\
@@ -495,7 +532,7 @@ fn inline(dist: &Path) -> Result<String> {
            }}\n\
          }})();\n\
          </script>\n",
-        base64(&wasm)
+        base64(&miniz_oxide::deflate::compress_to_vec(&wasm, 10))
     );
     let at = page
         .rfind("</body>")
