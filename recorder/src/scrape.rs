@@ -221,6 +221,171 @@ pub fn engine_reading(
 mod tests {
     use super::*;
 
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::{Arc, Mutex};
+
+    /// A tiny local HTTP server: every request's path is logged; `reply(path)` gives the
+    /// status and body. Each answer closes its connection.
+    struct Tiny {
+        base: String,
+        log: Arc<Mutex<Vec<String>>>,
+    }
+
+    type Reply = Box<dyn Fn(&str) -> (u16, String) + Send>;
+
+    fn tiny(reply: Reply) -> Tiny {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://127.0.0.1:{}", l.local_addr().unwrap().port());
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let log2 = log.clone();
+        std::thread::spawn(move || {
+            for conn in l.incoming().flatten() {
+                let mut r = BufReader::new(conn);
+                let mut first = String::new();
+                if r.read_line(&mut first).is_err() {
+                    continue;
+                }
+                loop {
+                    let mut h = String::new();
+                    if r.read_line(&mut h).map_or(true, |n| n == 0) || h.trim().is_empty() {
+                        break;
+                    }
+                }
+                let path = first.split_whitespace().nth(1).unwrap_or("").to_string();
+                log2.lock().unwrap().push(path.clone());
+                let (status, body) = reply(&path);
+                let mut c = r.into_inner();
+                let _ = write!(
+                    c,
+                    "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        Tiny { base, log }
+    }
+
+    impl Tiny {
+        /// The paths asked since the last call.
+        fn asked(&self) -> Vec<String> {
+            std::mem::take(&mut *self.log.lock().unwrap())
+        }
+    }
+
+    const TRT_PROM: &str = "# TYPE trtllm_request_success_total counter\ntrtllm_request_success_total{model_name=\"m\",finished_reason=\"length\"} 3\n";
+
+    thread_local! {
+        static TICK: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
+    }
+
+    /// A clock that advances one second per reading: wall 100, 101, ...; monotonic the same.
+    fn ticking() -> Stamp {
+        let n = TICK.with(|t| {
+            let n = t.get();
+            t.set(n + 1);
+            n
+        });
+        Stamp {
+            wall: 100.0 + n as f64,
+            mono_ns: (1 + n) * 1_000_000_000,
+        }
+    }
+
+    #[test]
+    fn json_metrics_fall_back_to_prometheus_and_the_path_is_remembered() {
+        // recorder.md §10 item 10; formats.md §5.4: TensorRT-LLM's JSON at /metrics.
+        let srv = tiny(Box::new(|p: &str| match p {
+            "/metrics" => (200, "[{\"iter\": 1, \"gpuMemUsage\": 0}]".into()),
+            "/prometheus/metrics" => (200, TRT_PROM.into()),
+            _ => (404, "not found".into()),
+        }));
+        TICK.with(|t| t.set(0));
+        let s = Scraper::with_clock(&format!("{}/", srv.base), Duration::from_secs(5), ticking);
+        let r = s.scrape().unwrap();
+        assert_eq!(srv.asked(), ["/metrics", "/prometheus/metrics"]);
+        assert_eq!(r.path, "/prometheus/metrics");
+        assert_eq!(r.url, format!("{}/prometheus/metrics", srv.base));
+        assert_eq!(r.engine(), Some(Engine::Trtllm));
+        // The clocks were read again before the second GET: readings 2 and 3, not 0 and 3.
+        assert_eq!(r.t_mono_ns, 3_500_000_000);
+        assert!((r.latency_s - 1.0).abs() < 1e-12, "{}", r.latency_s);
+        assert!((r.t_wall - 102.5).abs() < 1e-9);
+        // Next time the remembered path is used directly, also by a new scraper of the
+        // same base (the memory is per base URL, for the life of the process).
+        let r = Scraper::new(&srv.base).scrape().unwrap();
+        assert_eq!(r.path, "/prometheus/metrics");
+        assert_eq!(srv.asked(), ["/prometheus/metrics"]);
+        let _ = s.scrape().unwrap();
+        assert_eq!(srv.asked(), ["/prometheus/metrics"]);
+    }
+
+    #[test]
+    fn a_failing_remembered_path_is_forgotten() {
+        let fail = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let f2 = fail.clone();
+        let srv = tiny(Box::new(move |p: &str| {
+            let failing = f2.load(std::sync::atomic::Ordering::SeqCst);
+            match p {
+                "/metrics" => (200, "{\"iterationStats\": []}".into()),
+                "/prometheus/metrics" if failing => (503, "busy".into()),
+                "/prometheus/metrics" => (200, TRT_PROM.into()),
+                _ => (404, "not found".into()),
+            }
+        }));
+        let s = Scraper::new(&srv.base);
+        assert_eq!(s.scrape().unwrap().path, "/prometheus/metrics");
+        assert_eq!(srv.asked(), ["/metrics", "/prometheus/metrics"]);
+        // The remembered path fails: the reading fails, and the path is forgotten.
+        fail.store(true, std::sync::atomic::Ordering::SeqCst);
+        let e = s.scrape().unwrap_err();
+        assert_eq!(
+            e,
+            ScrapeError::Status(
+                503,
+                "Service Unavailable".into(),
+                "/prometheus/metrics".into()
+            )
+        );
+        assert_eq!(srv.asked(), ["/prometheus/metrics"]);
+        assert_eq!(remembered(&srv.base), None);
+        // The next scrape starts from /metrics again.
+        fail.store(false, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(s.scrape().unwrap().path, "/prometheus/metrics");
+        assert_eq!(srv.asked(), ["/metrics", "/prometheus/metrics"]);
+        assert_eq!(s.scrape().unwrap().path, "/prometheus/metrics");
+        assert_eq!(srv.asked(), ["/prometheus/metrics"]);
+    }
+
+    #[test]
+    fn prometheus_at_metrics_is_remembered_and_json_everywhere_is_refused() {
+        let srv = tiny(Box::new(|p: &str| {
+            match p {
+            "/metrics" => (
+                200,
+                "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} 0\n"
+                    .into(),
+            ),
+            _ => (404, "not found".into()),
+        }
+        }));
+        let s = Scraper::new(&srv.base);
+        let r = s.scrape().unwrap();
+        assert_eq!(
+            (r.path.as_str(), r.engine()),
+            ("/metrics", Some(Engine::Vllm))
+        );
+        let _ = s.scrape().unwrap();
+        assert_eq!(srv.asked(), ["/metrics", "/metrics"]);
+
+        let srv = tiny(Box::new(|_: &str| (200, "[]".into())));
+        assert_eq!(
+            Scraper::new(&srv.base).scrape().unwrap_err(),
+            ScrapeError::OnlyJson
+        );
+        assert_eq!(srv.asked(), ["/metrics", "/prometheus/metrics"]);
+        assert_eq!(remembered(&srv.base), None);
+    }
+
     #[test]
     fn json_bodies_are_told_apart() {
         assert!(looks_json(b"  [1]"));
