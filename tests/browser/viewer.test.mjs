@@ -469,6 +469,8 @@ test("a 24-hour recording: one file under 10 MB that paints quickly", { timeout:
     const readyMs = Number(await t.page.getAttribute("html", "data-ready-ms"));
     console.log(`24-hour report: ${(size / 1e6).toFixed(2)} MB; first complete paint ${readyMs} ms after navigation (${Date.now() - t0} ms wall incl. browser start-up of the tab)`);
     assert.ok(size < 10e6, `${size} bytes`);
+    // The goal is under 3 s; the bound only catches a regression on a busy machine.
+    assert.ok(readyMs > 0 && readyMs < 10_000, `first complete paint after ${readyMs} ms`);
     await sameAsCommandLine(t.page, report);
     noNetwork(t);
   } finally {

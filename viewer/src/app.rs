@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use analyzer::analysis::{Analysis, AnalyzeError, Options};
 use analyzer::catalog;
+use analyzer::insights::charts::{BarChart, TimeChart};
 use analyzer::report::{Report, Tile};
 use analyzer::verdict::{CheckResult, Status};
 use analyzer::Engine;
@@ -20,11 +21,55 @@ use crate::run;
 /// The element that carries an embedded run.
 pub const RUN_ID: &str = "inferlint-run";
 
+/// The charts, each shared (a 24-hour run's series are large: never copied).
+#[derive(Clone, Default)]
+pub struct SharedCharts {
+    pub note: Option<String>,
+    pub cache: Option<Arc<BarChart>>,
+    pub requests: Option<Arc<TimeChart>>,
+    pub kv: Option<Arc<TimeChart>>,
+    pub tokens: Option<Arc<TimeChart>>,
+    pub levels: Option<Arc<BarChart>>,
+    pub pools: Option<Arc<BarChart>>,
+    pub memory: Option<Arc<BarChart>>,
+}
+
+/// An analysis as the page shows it.
+pub struct Shown {
+    /// The Report without its chart data (moved to `charts`).
+    pub report: Arc<Report>,
+    pub charts: SharedCharts,
+    pub errors: Vec<analyzer::input::InputError>,
+    pub notes: Vec<String>,
+}
+
+impl Shown {
+    fn new(a: Analysis) -> Shown {
+        let mut report = a.report;
+        let c = std::mem::take(&mut report.charts);
+        Shown {
+            report: Arc::new(report),
+            charts: SharedCharts {
+                note: c.note,
+                cache: c.cache.map(Arc::new),
+                requests: c.requests.map(Arc::new),
+                kv: c.kv.map(Arc::new),
+                tokens: c.tokens.map(Arc::new),
+                levels: c.levels.map(Arc::new),
+                pools: c.pools.map(Arc::new),
+                memory: c.memory.map(Arc::new),
+            },
+            errors: a.errors,
+            notes: a.notes,
+        }
+    }
+}
+
 /// A run the page shows.
 pub struct Loaded {
     /// Where it came from ("report.html", "the folder live").
     pub source: String,
-    pub result: Result<Analysis, String>,
+    pub result: Result<Shown, String>,
     /// The run's files, to save as a one-file report.
     pub pack: Pack,
     /// When the one-file report was made (else now).
@@ -60,7 +105,7 @@ pub fn analyze_pack(pack: Pack, source: String) -> Loaded {
     let (input, mut opts) = run::from_pack(&pack);
     opts.utc_offset_min = local_offset_min();
     let result = match analyzer::analyze(&input, &opts) {
-        Ok(a) => Ok(a),
+        Ok(a) => Ok(Shown::new(a)),
         Err(AnalyzeError::NothingUsable(errors)) => Err(format!(
             "No usable run file. {}",
             errors
@@ -379,10 +424,10 @@ fn LoadedView(loaded: Arc<Loaded>, theme: RwSignal<u32>) -> impl IntoView {
         Ok(a) => {
             let errors = a.errors.clone();
             let notes = a.notes.clone();
-            let report = Arc::new(a.report.clone());
+            let report = a.report.clone();
             view! {
                 <Header report=report.clone() errors=errors notes=notes />
-                <ReportBody report=report theme=theme />
+                <ReportBody report=report charts=a.charts.clone() theme=theme />
                 <Footer generated=generated source=source.clone() />
             }
             .into_any()
@@ -497,14 +542,14 @@ fn Header(
 }
 
 #[component]
-fn ReportBody(report: Arc<Report>, theme: RwSignal<u32>) -> impl IntoView {
+fn ReportBody(report: Arc<Report>, charts: SharedCharts, theme: RwSignal<u32>) -> impl IntoView {
     let engine = report.engine.unwrap_or(Engine::Vllm);
     view! {
         <Limits report=report.clone() />
         <Happened report=report.clone() />
         <Results report=report.clone() />
-        <ChartsSection report=report.clone() theme=theme />
-        <Server report=report.clone() theme=theme />
+        <ChartsSection charts=charts.clone() theme=theme />
+        <Server report=report.clone() memory=charts.memory.clone() theme=theme />
         <Guide engine=engine />
     }
 }
@@ -773,8 +818,8 @@ fn Results(report: Arc<Report>) -> impl IntoView {
 }
 
 #[component]
-fn ChartsSection(report: Arc<Report>, theme: RwSignal<u32>) -> impl IntoView {
-    let c = report.charts.clone();
+fn ChartsSection(charts: SharedCharts, theme: RwSignal<u32>) -> impl IntoView {
+    let c = charts;
     let any = c.cache.is_some()
         || c.requests.is_some()
         || c.kv.is_some()
@@ -786,20 +831,23 @@ fn ChartsSection(report: Arc<Report>, theme: RwSignal<u32>) -> impl IntoView {
             <section id="charts" aria-labelledby="charts-h">
                 <h2 id="charts-h">"What the server did"</h2>
                 {c.note.clone().map(|n| view! { <p class="note">{n}</p> })}
-                {c.cache.clone().map(|b| view! { <BarChartView chart=Arc::new(b) theme=theme /> })}
-                {c.requests.clone().map(|t| view! { <TimeChartView chart=Arc::new(t) theme=theme /> })}
-                {c.kv.clone().map(|t| view! { <TimeChartView chart=Arc::new(t) theme=theme /> })}
-                {c.tokens.clone().map(|t| view! { <TimeChartView chart=Arc::new(t) theme=theme /> })}
-                {c.levels.clone().map(|b| view! { <BarChartView chart=Arc::new(b) theme=theme /> })}
-                {c.pools.clone().map(|b| view! { <BarChartView chart=Arc::new(b) theme=theme /> })}
+                {c.cache.clone().map(|b| view! { <BarChartView chart=b theme=theme /> })}
+                {c.requests.clone().map(|t| view! { <TimeChartView chart=t theme=theme /> })}
+                {c.kv.clone().map(|t| view! { <TimeChartView chart=t theme=theme /> })}
+                {c.tokens.clone().map(|t| view! { <TimeChartView chart=t theme=theme /> })}
+                {c.levels.clone().map(|b| view! { <BarChartView chart=b theme=theme /> })}
+                {c.pools.clone().map(|b| view! { <BarChartView chart=b theme=theme /> })}
             </section>
         }
     })
 }
 
 #[component]
-fn Server(report: Arc<Report>, theme: RwSignal<u32>) -> impl IntoView {
-    let memory = report.charts.memory.clone();
+fn Server(
+    report: Arc<Report>,
+    memory: Option<Arc<BarChart>>,
+    theme: RwSignal<u32>,
+) -> impl IntoView {
     (!report.server.is_empty() || memory.is_some()).then(move || {
         view! {
             <section id="server" aria-labelledby="server-h">
@@ -808,7 +856,7 @@ fn Server(report: Arc<Report>, theme: RwSignal<u32>) -> impl IntoView {
                     "These facts come from the boot log. They can change from one start to the next, so keep them with every result."
                 </p>
                 {facts_list("server-facts", &report.server)}
-                {memory.map(|b| view! { <BarChartView chart=Arc::new(b) theme=theme /> })}
+                {memory.map(|b| view! { <BarChartView chart=b theme=theme /> })}
             </section>
         }
     })
