@@ -123,6 +123,9 @@ pub struct RecordArgs {
     /// Seconds to wait for readiness
     #[arg(long, default_value_t = 900.0, value_name = "S")]
     pub ready_timeout: f64,
+    /// (tests) seconds the card may take to read clear after the stop
+    #[arg(long, default_value_t = 120.0, hide = true, value_name = "S")]
+    pub stop_card_timeout: f64,
     /// Skip the 9 probe requests
     #[arg(long)]
     pub no_probe: bool,

@@ -60,6 +60,9 @@ pub fn record(a: RecordArgs, argv: Vec<String>) -> Result<i32> {
     if !(a.ready_timeout > 0.0 && a.ready_timeout.is_finite()) {
         bail!("--ready-timeout must be a positive number of seconds");
     }
+    if !(a.stop_card_timeout >= 0.0 && a.stop_card_timeout.is_finite()) {
+        bail!("--stop-card-timeout must be a number of seconds");
+    }
     crate::set_json(a.common.json);
     let mut load = a.load;
     if load.first().is_some_and(|x| x == "--") {
@@ -74,6 +77,7 @@ pub fn record(a: RecordArgs, argv: Vec<String>) -> Result<i32> {
         bench_result: a.bench_result,
         interval: a.interval,
         ready_timeout: a.ready_timeout,
+        stop_card_timeout: a.stop_card_timeout,
         no_probe: a.no_probe,
         title: a.title,
         no_analyze: a.no_analyze,

@@ -53,6 +53,8 @@ pub struct Options {
     pub bench_result: Option<PathBuf>,
     pub interval: f64,
     pub ready_timeout: f64,
+    /// The clear-card rule's limit after the stop (120 s; shorter only in tests).
+    pub stop_card_timeout: f64,
     pub no_probe: bool,
     pub title: Option<String>,
     pub no_analyze: bool,
@@ -661,7 +663,7 @@ impl Run {
         ]);
         let _ = docs::write_json(&self.o.dir, "processes.json", &procs_doc);
         let allowed = signals::count();
-        let stopped = serve::stop(server, &fs, allowed);
+        let stopped = serve::stop(server, &fs, allowed, self.o.stop_card_timeout);
         if let Some(s) = self.m.serve.as_mut() {
             s.exit = server
                 .exit

@@ -269,8 +269,9 @@ pub struct Stopped {
 }
 
 /// Stops the server (recorder.md §3.5 steps 2–5). `allowed` is the number of stop
-/// signals already received: one more skips every wait.
-pub fn stop(server: &mut Server, fs: &ProcFs, allowed: usize) -> Stopped {
+/// signals already received: one more skips every wait. `card_timeout` is the clear-card
+/// rule's limit (120 s).
+pub fn stop(server: &mut Server, fs: &ProcFs, allowed: usize, card_timeout: f64) -> Stopped {
     let me = std::process::id() as i32;
     let mut live = Live::new(fs.clone(), allowed);
     let mut signals_sent: Vec<SignalRecord> = Vec::new();
@@ -336,7 +337,7 @@ pub fn stop(server: &mut Server, fs: &ProcFs, allowed: usize) -> Stopped {
         .map(|s| s.to_json())
         .collect();
     // 4. The card.
-    let rule = Rule::new(800, 2, 120.0);
+    let rule = Rule::new(800, 2, card_timeout);
     let (readings, clear, reason) = if abandoned {
         (Json::Arr(vec![]), Json::Null, Json::Null)
     } else {
