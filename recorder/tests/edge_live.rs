@@ -289,6 +289,19 @@ fn a_second_signal_during_the_stop_kills_at_once_and_abandons_the_teardown() {
     check_abandoned(&w, &mut rec, top, core, t);
 }
 
+/// Two signals in a row during the load (an impatient double Ctrl-C, or SIGTERM then
+/// SIGHUP): the second one arrives while the load is being ended, before the stop has
+/// begun. It must not be lost: the stop is escalated as if it came during the stop.
+#[test]
+fn a_second_signal_before_the_stop_began_still_escalates_it() {
+    let w = World::new("escalate2");
+    let (mut rec, top, core) = record_with_a_slow_stop(&w);
+    let t = Instant::now();
+    signal(rec.pid(), libc::SIGTERM);
+    signal(rec.pid(), libc::SIGHUP);
+    check_abandoned(&w, &mut rec, top, core, t);
+}
+
 /// T13 (recorder.md §3.7 item 2): the launched server is slow and never binds the port;
 /// meanwhile another process starts listening there and answers `/health` 200. The marker
 /// in the log and the 200 are not enough: the listening socket is not the run's, so the

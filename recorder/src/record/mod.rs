@@ -662,7 +662,10 @@ impl Run {
             ("snapshots", Json::Arr(self.processes.clone())),
         ]);
         let _ = docs::write_json(&self.o.dir, "processes.json", &procs_doc);
-        let allowed = signals::count();
+        // The signal that interrupted the run (if any) starts an orderly stop; any further
+        // one escalates it, also when it came before the stop began (while the load was
+        // being ended or the after snapshot taken): a second signal is never lost.
+        let allowed = signals::count().min(1);
         let stopped = serve::stop(server, &fs, allowed, self.o.stop_card_timeout);
         if let Some(s) = self.m.serve.as_mut() {
             s.exit = server
