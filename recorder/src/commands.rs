@@ -388,7 +388,8 @@ pub fn teardown(a: TeardownArgs) -> Result<i32> {
     let all = procs::live_servers(&fs);
     let (launched, targets, left_alone) = match &a.run {
         Some(dir) => {
-            let (own, launched) = run_ownership(dir)?;
+            let (mut own, launched) = run_ownership(dir)?;
+            own.forget_reused_session(&table);
             let owned: Vec<i32> = own
                 .owned(&table, me)
                 .iter()

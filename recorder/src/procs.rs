@@ -370,6 +370,23 @@ impl Ownership {
             .collect()
     }
 
+    /// For an ownership read back from a run folder: when the launched process's start
+    /// time is known and a live process now holds its PID as a session leader with another
+    /// start time, the old session is gone (Linux reuses no PID still in use as a session
+    /// id) and that session is someone else's: stop matching by session.
+    pub fn forget_reused_session(&mut self, table: &[Proc]) {
+        let (pid, ticks) = self.launched;
+        if ticks == u64::MAX || pid != self.sid {
+            return;
+        }
+        if table
+            .iter()
+            .any(|p| p.pid == pid && p.sid == pid && p.start_ticks != ticks)
+        {
+            self.sid = i32::MIN;
+        }
+    }
+
     /// Remembers what is owned now, so it stays owned if it leaves the session.
     pub fn learn(&mut self, procs: &[Proc]) {
         self.known.extend(procs.iter().map(Proc::key));
@@ -671,6 +688,41 @@ pub mod tests {
         let owned: Vec<i32> = o.owned(&t, 401).iter().map(|p| p.pid).collect();
         assert_eq!(owned, vec![200, 201, 600]);
         let _ = std::fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn a_session_id_reused_by_a_new_leader_is_not_the_runs() {
+        let p = |pid: i32, sid: i32, start_ticks: u64| Proc {
+            pid,
+            ppid: 1,
+            sid,
+            start_ticks,
+            state: 'S',
+            comm: "x".into(),
+            argv: vec!["x".into()],
+        };
+        // The run's leader 200 (start 5200) is gone; its orphan 201 is still in session 200.
+        let orphan = vec![p(201, 200, 5300), p(700, 700, 9000)];
+        let mut o = Ownership {
+            launched: (200, 5200),
+            sid: 200,
+            known: Default::default(),
+        };
+        o.forget_reused_session(&orphan);
+        let owned: Vec<i32> = o.owned(&orphan, 1).iter().map(|p| p.pid).collect();
+        assert_eq!(owned, vec![201]);
+        // Later PID 200 leads a session of someone else's: nothing of it is the run's.
+        let reused = vec![p(200, 200, 88000), p(202, 200, 88100)];
+        o.forget_reused_session(&reused);
+        assert!(o.owned(&reused, 1).is_empty());
+        // With the start time unknown (no processes.json), the session is still used.
+        let mut o = Ownership {
+            launched: (200, u64::MAX),
+            sid: 200,
+            known: Default::default(),
+        };
+        o.forget_reused_session(&reused);
+        assert_eq!(o.owned(&reused, 1).len(), 2);
     }
 
     #[test]
