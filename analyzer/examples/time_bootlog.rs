@@ -10,5 +10,10 @@ fn main() {
     let text = one.repeat(repeat);
     let t = std::time::Instant::now();
     let (facts, _) = analyzer::bootlog::read_log(&text, None);
-    println!("{} lines, {} MB in {:?}", facts.lines, text.len() / 1_000_000, t.elapsed());
+    println!(
+        "{} lines, {} MB in {:?}",
+        facts.lines,
+        text.len() / 1_000_000,
+        t.elapsed()
+    );
 }

@@ -16,6 +16,7 @@ pub mod insights;
 pub mod json;
 pub mod manifest;
 pub mod num;
+pub mod pack;
 pub mod prom;
 pub mod report;
 pub mod series;

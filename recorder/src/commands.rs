@@ -242,19 +242,12 @@ pub fn gpu_inspect(a: GpuArgs) -> Result<i32> {
     let (result, doc) = if !linux {
         let mut r = CheckResult::new(2, Status::Unknown, NEEDS_LINUX);
         r.set("gpus", gpus.clone());
-        let doc = obj([
-            ("schema", Json::from("inferlint.gate/1")),
-            ("max_used_mib", Json::Int(rule.max_used_mib)),
-            ("consecutive", Json::from(i64::from(rule.consecutive))),
-            ("interval_s", Json::Float(rule.interval_s)),
-            ("timeout_s", Json::Float(rule.timeout_s)),
-            ("readings", Json::Arr(vec![])),
-            ("clear", Json::Null),
-            ("reason", Json::from(NEEDS_LINUX)),
-            ("servers", Json::Arr(vec![])),
-            ("linux", Json::Bool(false)),
-            ("gpus", gpus.clone()),
-        ]);
+        let none = gpu::Verdict {
+            readings: Vec::new(),
+            clear: None,
+            reason: NEEDS_LINUX.to_string(),
+        };
+        let doc = none.gate_document(&rule, Vec::new(), false, Some(gpus.clone()));
         (r, doc)
     } else {
         let mut live = Live::new(fs.clone(), usize::MAX);
@@ -273,19 +266,7 @@ pub fn gpu_inspect(a: GpuArgs) -> Result<i32> {
         };
         r.set("readings", v.readings_json());
         r.set("gpus", gpus.clone());
-        let doc = obj([
-            ("schema", Json::from("inferlint.gate/1")),
-            ("max_used_mib", Json::Int(rule.max_used_mib)),
-            ("consecutive", Json::from(i64::from(rule.consecutive))),
-            ("interval_s", Json::Float(rule.interval_s)),
-            ("timeout_s", Json::Float(rule.timeout_s)),
-            ("readings", v.readings_json()),
-            ("clear", Json::from(v.clear)),
-            ("reason", Json::from(v.reason.as_str())),
-            ("servers", Json::Arr(servers)),
-            ("linux", Json::Bool(true)),
-            ("gpus", gpus),
-        ]);
+        let doc = v.gate_document(&rule, servers, true, Some(gpus));
         (r, doc)
     };
     if let Some(out) = &a.out {

@@ -243,6 +243,33 @@ impl Verdict {
     pub fn readings_json(&self) -> Json {
         Json::Arr(self.readings.iter().map(Reading::to_json).collect())
     }
+
+    /// The gate document (`gate.json`, recorder.md §9.2) for this verdict: `servers` are
+    /// the live server processes at the last reading; `gpus` the card facts when known.
+    pub fn gate_document(
+        &self,
+        rule: &Rule,
+        servers: Vec<Json>,
+        linux: bool,
+        gpus: Option<Json>,
+    ) -> Json {
+        let mut pairs = vec![
+            ("schema", Json::from("inferlint.gate/1")),
+            ("max_used_mib", Json::Int(rule.max_used_mib)),
+            ("consecutive", Json::from(i64::from(rule.consecutive))),
+            ("interval_s", Json::Float(rule.interval_s)),
+            ("timeout_s", Json::Float(rule.timeout_s)),
+            ("readings", self.readings_json()),
+            ("clear", Json::from(self.clear)),
+            ("reason", Json::from(self.reason.as_str())),
+            ("servers", Json::Arr(servers)),
+            ("linux", Json::Bool(linux)),
+        ];
+        if let Some(g) = gpus {
+            pairs.push(("gpus", g));
+        }
+        analyzer::json::obj(pairs)
+    }
 }
 
 /// What the rule needs from the world: a reading, the time, a wait.

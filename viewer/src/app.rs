@@ -15,8 +15,7 @@ use wasm_bindgen::JsCast;
 
 use crate::charts::{BarChartView, TimeChartView};
 use crate::load::{self, Picked};
-use crate::pack::{self, Pack};
-use crate::run;
+use analyzer::pack::{self, Pack};
 
 /// The element that carries an embedded run.
 pub const RUN_ID: &str = "inferlint-run";
@@ -102,7 +101,7 @@ fn local_offset_min() -> i32 {
 
 /// Analyzes a pack with the same analyzer as the terminal.
 pub fn analyze_pack(pack: Pack, source: String) -> Loaded {
-    let (input, mut opts) = run::from_pack(&pack);
+    let (input, mut opts) = pack::from_pack(&pack);
     opts.utc_offset_min = local_offset_min();
     let result = match analyzer::analyze(&input, &opts) {
         Ok(a) => Ok(Shown::new(a)),
@@ -200,7 +199,7 @@ pub fn start() {
         .and_then(|el| el.text_content())
         .filter(|t| !t.trim().is_empty());
     let empty = embedded.is_none();
-    let initial = embedded.map(|text| match run::decode(&text) {
+    let initial = embedded.map(|text| match pack::decode(&text) {
         Ok(p) => analyze_pack(p, "this file".to_string()),
         Err(e) => Loaded {
             source: "this file".to_string(),
@@ -267,7 +266,7 @@ fn App(template: Option<String>, initial: Option<Arc<Loaded>>) -> impl IntoView 
                 requested,
                 ..Options::default()
             };
-            let pack = run::to_pack(&input, &opts, None);
+            let pack = pack::to_pack(&input, &opts, None);
             let l = analyze_pack(pack, format!("the folder {}", p.folder));
             loaded.set(Some(Arc::new(l)));
         }

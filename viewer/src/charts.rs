@@ -393,6 +393,75 @@ fn DataTable(
     }
 }
 
+/// The figure around a chart's canvas, shared by every chart: title, the canvas with its
+/// hover and keyboard readout, caption, and the folded data table.
+struct Figure<S, R, M, K> {
+    key: String,
+    title: String,
+    caption: String,
+    points: usize,
+    canvas: NodeRef<leptos::html::Canvas>,
+    cursor: RwSignal<Option<usize>>,
+    cursor_style: S,
+    readout: R,
+    on_move: M,
+    on_key: K,
+    head: Vec<String>,
+    rows: Arc<dyn Fn() -> (Vec<Vec<String>>, usize) + Send + Sync>,
+}
+
+impl<S, R, M, K> Figure<S, R, M, K>
+where
+    S: Fn() -> String + Send + Sync + 'static,
+    R: Fn() -> String + Send + Sync + 'static,
+    M: Fn(web_sys::MouseEvent) + 'static,
+    K: Fn(web_sys::KeyboardEvent) + 'static,
+{
+    fn into_view(self) -> impl IntoView {
+        let Figure {
+            key,
+            title,
+            caption,
+            points,
+            canvas,
+            cursor,
+            cursor_style,
+            readout,
+            on_move,
+            on_key,
+            head,
+            rows,
+        } = self;
+        let description = format!("{title}. {caption}");
+        view! {
+            <figure class="chart" data-chart=key.clone() data-points=points.to_string()>
+                <h3>{title}</h3>
+                <div class="plot">
+                    <canvas
+                        node_ref=canvas
+                        width=WIDTH
+                        height=HEIGHT
+                        tabindex="0"
+                        role="img"
+                        aria-label=description
+                        aria-describedby=format!("{key}-readout")
+                        on:mousemove=on_move
+                        on:mouseleave=move |_| cursor.set(None)
+                        on:keydown=on_key
+                        on:blur=move |_| cursor.set(None)
+                    ></canvas>
+                    <div class="cursor" aria-hidden="true" style=cursor_style></div>
+                </div>
+                <p class="readout" id=format!("{key}-readout") aria-live="polite" data-open=move || cursor.get().is_some().to_string()>
+                    {readout}
+                </p>
+                <figcaption>{caption}</figcaption>
+                <DataTable head=head rows=rows />
+            </figure>
+        }
+    }
+}
+
 #[component]
 pub fn TimeChartView(chart: Arc<TimeChart>, theme: RwSignal<u32>) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
@@ -482,34 +551,21 @@ pub fn TimeChartView(chart: Arc<TimeChart>, theme: RwSignal<u32>) -> impl IntoVi
             (rows, step)
         }) as Arc<dyn Fn() -> (Vec<Vec<String>>, usize) + Send + Sync>
     };
-    let key = chart.key.clone();
-    let description = format!("{}. {}", chart.title, chart.caption);
-    view! {
-        <figure class="chart" data-chart=key.clone() data-points=n.to_string()>
-            <h3>{chart.title.clone()}</h3>
-            <div class="plot">
-                <canvas
-                    node_ref=canvas
-                    width=WIDTH
-                    height=HEIGHT
-                    tabindex="0"
-                    role="img"
-                    aria-label=description
-                    aria-describedby=format!("{key}-readout")
-                    on:mousemove=on_move
-                    on:mouseleave=move |_| cursor.set(None)
-                    on:keydown=on_key
-                    on:blur=move |_| cursor.set(None)
-                ></canvas>
-                <div class="cursor" aria-hidden="true" style=cursor_style></div>
-            </div>
-            <p class="readout" id=format!("{key}-readout") aria-live="polite" data-open=move || cursor.get().is_some().to_string()>
-                {readout}
-            </p>
-            <figcaption>{chart.caption.clone()}</figcaption>
-            <DataTable head=head rows=rows />
-        </figure>
+    Figure {
+        key: chart.key.clone(),
+        title: chart.title.clone(),
+        caption: chart.caption.clone(),
+        points: n,
+        canvas,
+        cursor,
+        cursor_style,
+        readout,
+        on_move,
+        on_key,
+        head,
+        rows,
     }
+    .into_view()
 }
 
 #[component]
@@ -587,32 +643,19 @@ pub fn BarChartView(chart: Arc<BarChart>, theme: RwSignal<u32>) -> impl IntoView
             )
         }) as Arc<dyn Fn() -> (Vec<Vec<String>>, usize) + Send + Sync>
     };
-    let key = chart.key.clone();
-    let description = format!("{}. {}", chart.title, chart.caption);
-    view! {
-        <figure class="chart" data-chart=key.clone() data-points=n.to_string()>
-            <h3>{chart.title.clone()}</h3>
-            <div class="plot">
-                <canvas
-                    node_ref=canvas
-                    width=WIDTH
-                    height=HEIGHT
-                    tabindex="0"
-                    role="img"
-                    aria-label=description
-                    aria-describedby=format!("{key}-readout")
-                    on:mousemove=on_move
-                    on:mouseleave=move |_| cursor.set(None)
-                    on:keydown=on_key
-                    on:blur=move |_| cursor.set(None)
-                ></canvas>
-                <div class="cursor" aria-hidden="true" style=cursor_style></div>
-            </div>
-            <p class="readout" id=format!("{key}-readout") aria-live="polite" data-open=move || cursor.get().is_some().to_string()>
-                {readout}
-            </p>
-            <figcaption>{chart.caption.clone()}</figcaption>
-            <DataTable head=head rows=rows />
-        </figure>
+    Figure {
+        key: chart.key.clone(),
+        title: chart.title.clone(),
+        caption: chart.caption.clone(),
+        points: n,
+        canvas,
+        cursor,
+        cursor_style,
+        readout,
+        on_move,
+        on_key,
+        head,
+        rows,
     }
+    .into_view()
 }

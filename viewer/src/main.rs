@@ -2,16 +2,12 @@
 //! dropped on the page, picked, or embedded in a one-file report. Every verdict and figure
 //! comes from the analyzer's Report, computed here by the same analyzer compiled to wasm.
 //!
-//! The page exists only in wasm (`app`, `charts`, `load`, `theme`); the pure parts
-//! (the embedded-run format, its decoding, the per-pixel reduction of long series) build
-//! natively too, so the workspace's tests and lints cover them.
+//! The page exists only in wasm (`app`, `charts`, `load`, `theme`); the per-pixel
+//! reduction of long series builds natively too, so the workspace's tests and lints cover
+//! it. The embedded-run format is the analyzer's (`analyzer::pack`).
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
-/// The embedded-run format, shared with the `inferlint` command line.
-#[path = "../../analyzer/src/cli/html/pack.rs"]
-pub mod pack;
 pub mod reduce;
-pub mod run;
 
 #[cfg(target_arch = "wasm32")]
 mod app;

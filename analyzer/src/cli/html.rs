@@ -6,12 +6,9 @@
 //! the charts. Without a built viewer it is a plain static page of the verdicts. Every
 //! string from the inputs is escaped either way; the page fetches nothing.
 
-// The reading half of `pack` is the viewer's; only its tests use it here.
-#[allow(dead_code)]
-mod pack;
-
-use crate::analysis::{InputFile, Options, RunInput};
+use crate::analysis::{Options, RunInput};
 use crate::catalog;
+use crate::pack;
 use crate::report::Report;
 use crate::verdict::Status;
 
@@ -31,65 +28,6 @@ pub fn page(r: &Report, input: &RunInput, opts: &Options) -> String {
         .unwrap_or_else(|| static_page(r))
 }
 
-/// The run's files and options as the viewer reads them (`pack`).
-fn run_pack(input: &RunInput, opts: &Options) -> pack::Pack {
-    let mut files = Vec::new();
-    let mut add = |role: &str, f: &InputFile, evidence_path: Option<String>| {
-        files.push(pack::PackedFile {
-            role: role.to_string(),
-            name: f.name.clone(),
-            bytes: f.bytes.clone(),
-            evidence_path,
-        })
-    };
-    for f in &input.boot_logs {
-        add("boot_log", f, None);
-    }
-    for (role, f) in [
-        ("before", &input.before),
-        ("after", &input.after),
-        ("series", &input.series),
-    ] {
-        if let Some(f) = f {
-            add(role, f, None);
-        }
-    }
-    if let Some(b) = &input.bench {
-        add("bench", &b.file, Some(b.evidence_path.clone()));
-    }
-    for (role, f) in [
-        ("load_log", &input.load_log),
-        ("manifest", &input.manifest),
-        ("gate", &input.gate),
-        ("probe", &input.probe),
-        ("teardown", &input.teardown),
-    ] {
-        if let Some(f) = f {
-            add(role, f, None);
-        }
-    }
-    let mut options = Vec::new();
-    if let Some(e) = opts.engine {
-        options.push(("engine".to_string(), e.engine.key().to_string()));
-        options.push(("engine_by".to_string(), e.by.to_string()));
-    }
-    if let Some(r) = opts.requested {
-        options.push(("requested".to_string(), r.to_string()));
-    }
-    if let Some(t) = &opts.title {
-        options.push(("title".to_string(), t.clone()));
-    }
-    let generated_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()
-        .map(|d| d.as_millis() as f64);
-    pack::Pack {
-        generated_ms,
-        options,
-        files,
-    }
-}
-
 /// The viewer page with the run in its run element and the run's title on the tab.
 fn one_file(template: &str, r: &Report, input: &RunInput, opts: &Options) -> Option<String> {
     let start = template.find(RUN_ELEMENT)? + RUN_ELEMENT.len();
@@ -104,7 +42,11 @@ fn one_file(template: &str, r: &Report, input: &RunInput, opts: &Options) -> Opt
         ),
         _ => head.to_string(),
     };
-    let data = pack::encode(&run_pack(input, opts));
+    let generated_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_millis() as f64);
+    let data = pack::encode(&pack::to_pack(input, opts, generated_ms));
     let mut out = String::with_capacity(template.len() + data.len());
     out.push_str(&head);
     out.push_str(&data);
@@ -186,6 +128,7 @@ fn static_page(r: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::InputFile;
 
     #[test]
     fn the_run_goes_into_the_run_element_as_inert_text() {

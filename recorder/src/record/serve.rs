@@ -30,22 +30,7 @@ pub fn gate(fs: &ProcFs, gpus: Option<Json>) -> (Json, Option<bool>) {
         .iter()
         .map(|s| s.to_json())
         .collect();
-    let mut pairs = vec![
-        ("schema", Json::from("inferlint.gate/1")),
-        ("max_used_mib", Json::Int(rule.max_used_mib)),
-        ("consecutive", Json::from(i64::from(rule.consecutive))),
-        ("interval_s", Json::Float(rule.interval_s)),
-        ("timeout_s", Json::Float(rule.timeout_s)),
-        ("readings", v.readings_json()),
-        ("clear", Json::from(v.clear)),
-        ("reason", Json::from(v.reason.as_str())),
-        ("servers", Json::Arr(servers)),
-        ("linux", Json::Bool(true)),
-    ];
-    if let Some(g) = gpus {
-        pairs.push(("gpus", g));
-    }
-    (obj(pairs), v.clear)
+    (v.gate_document(&rule, servers, true, gpus), v.clear)
 }
 
 /// Something already answers at the address.
