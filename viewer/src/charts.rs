@@ -462,25 +462,38 @@ where
     }
 }
 
-#[component]
-pub fn TimeChartView(chart: Arc<TimeChart>, theme: RwSignal<u32>) -> impl IntoView {
+/// A canvas redrawn whenever the theme changes, the geometry of its last drawing (for the
+/// cursor), and the cursor's sample. The figure's parent says whether it was drawn.
+fn drawn_canvas(
+    theme: RwSignal<u32>,
+    draw: impl Fn(&web_sys::HtmlCanvasElement) -> Option<Geom> + 'static,
+) -> (
+    NodeRef<leptos::html::Canvas>,
+    StoredValue<Option<Geom>>,
+    RwSignal<Option<usize>>,
+) {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let geom = StoredValue::new(None::<Geom>);
-    let cursor = RwSignal::new(None::<usize>);
-    let n = chart.t.len();
-    {
-        let chart = chart.clone();
-        Effect::new(move |_| {
-            theme.track();
-            if let Some(c) = canvas.get() {
-                let g = draw_time(&c, &chart);
-                geom.set_value(g);
-                if let Some(el) = c.parent_element() {
-                    let _ = el.set_attribute("data-drawn", if g.is_some() { "yes" } else { "no" });
-                }
+    Effect::new(move |_| {
+        theme.track();
+        if let Some(c) = canvas.get() {
+            let g = draw(&c);
+            geom.set_value(g);
+            if let Some(el) = c.parent_element() {
+                let _ = el.set_attribute("data-drawn", if g.is_some() { "yes" } else { "no" });
             }
-        });
-    }
+        }
+    });
+    (canvas, geom, RwSignal::new(None::<usize>))
+}
+
+#[component]
+pub fn TimeChartView(chart: Arc<TimeChart>, theme: RwSignal<u32>) -> impl IntoView {
+    let n = chart.t.len();
+    let (canvas, geom, cursor) = {
+        let chart = chart.clone();
+        drawn_canvas(theme, move |c| draw_time(c, &chart))
+    };
     let readout = {
         let chart = chart.clone();
         move || -> String {
@@ -570,23 +583,11 @@ pub fn TimeChartView(chart: Arc<TimeChart>, theme: RwSignal<u32>) -> impl IntoVi
 
 #[component]
 pub fn BarChartView(chart: Arc<BarChart>, theme: RwSignal<u32>) -> impl IntoView {
-    let canvas = NodeRef::<leptos::html::Canvas>::new();
-    let geom = StoredValue::new(None::<Geom>);
-    let cursor = RwSignal::new(None::<usize>);
     let n = chart.bars.len();
-    {
+    let (canvas, geom, cursor) = {
         let chart = chart.clone();
-        Effect::new(move |_| {
-            theme.track();
-            if let Some(c) = canvas.get() {
-                let g = draw_bars(&c, &chart);
-                geom.set_value(g);
-                if let Some(el) = c.parent_element() {
-                    let _ = el.set_attribute("data-drawn", if g.is_some() { "yes" } else { "no" });
-                }
-            }
-        });
-    }
+        drawn_canvas(theme, move |c| draw_bars(c, &chart))
+    };
     let readout = {
         let chart = chart.clone();
         move || -> String {
