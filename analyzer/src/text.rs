@@ -54,6 +54,30 @@ static MAY_BREAK: [bool; 256] = {
     t
 };
 
+/// The first byte at or after `from` that may begin a line boundary. Eight bytes at a
+/// time: a word with no control byte (< 0x20) and no byte above 0x7f holds none, which is
+/// nearly every word of a log; only the others are looked at byte by byte.
+fn find_may_break(b: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut i = from;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        // Any byte below 0x20 (exact as a yes/no, as in "hasless"), or any high byte.
+        let suspect = (x.wrapping_sub(ONES * 0x20) & !x & HIGH) | (x & HIGH);
+        if suspect != 0 {
+            if let Some(k) = chunk.iter().position(|&c| MAY_BREAK[usize::from(c)]) {
+                return Some(i + k);
+            }
+        }
+        i += 8;
+    }
+    b.get(i..)?
+        .iter()
+        .position(|&c| MAY_BREAK[usize::from(c)])
+        .map(|k| i + k)
+}
+
 impl<'a> Iterator for SplitLines<'a> {
     type Item = &'a str;
 
@@ -67,10 +91,9 @@ impl<'a> Iterator for SplitLines<'a> {
         let b = self.rest.as_bytes();
         let mut from = 0;
         let (at, end) = loop {
-            let Some(k) = b[from..].iter().position(|&c| MAY_BREAK[usize::from(c)]) else {
+            let Some(j) = find_may_break(b, from) else {
                 break (b.len(), b.len());
             };
-            let j = from + k;
             let len = match b[j] {
                 b'\r' if b.get(j + 1) == Some(&b'\n') => 2,
                 0xc2 if b.get(j + 1) == Some(&0x85) => 2,
@@ -121,30 +144,31 @@ mod tests {
         assert_eq!(split_lines("\n").collect::<Vec<_>>(), [""]);
     }
 
-    #[test]
-    fn byte_search_agrees_with_the_char_rule() {
-        // The definition: split at every is_break char, "\r\n" as one break.
-        fn by_chars(text: &str) -> Vec<&str> {
-            let mut out = Vec::new();
-            let mut rest = text;
-            while !rest.is_empty() {
-                match rest.char_indices().find(|&(_, c)| is_break(c)) {
-                    None => {
-                        out.push(rest);
-                        rest = "";
+    /// The definition: split at every is_break char, "\r\n" as one break.
+    fn by_chars(text: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut rest = text;
+        while !rest.is_empty() {
+            match rest.char_indices().find(|&(_, c)| is_break(c)) {
+                None => {
+                    out.push(rest);
+                    rest = "";
+                }
+                Some((i, c)) => {
+                    out.push(&rest[..i]);
+                    let mut end = i + c.len_utf8();
+                    if c == '\r' && rest[end..].starts_with('\n') {
+                        end += 1;
                     }
-                    Some((i, c)) => {
-                        out.push(&rest[..i]);
-                        let mut end = i + c.len_utf8();
-                        if c == '\r' && rest[end..].starts_with('\n') {
-                            end += 1;
-                        }
-                        rest = &rest[end..];
-                    }
+                    rest = &rest[end..];
                 }
             }
-            out
         }
+        out
+    }
+
+    #[test]
+    fn byte_search_agrees_with_the_char_rule() {
         let pieces = [
             "a", "é", "\u{85}", "\u{2028}", "\u{2029}", "\u{2027}", "\u{202a}", "\u{a0}", "\u{c5}",
             "█", "\r", "\n", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\t", "",
@@ -157,6 +181,20 @@ mod tests {
                     assert_eq!(split_lines(&t).collect::<Vec<_>>(), by_chars(&t), "{t:?}");
                 }
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// Long texts, so the eight-bytes-at-a-time search meets breaks at every offset.
+        #[test]
+        fn word_search_agrees_on_long_texts(parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "abcdefgh", "x", "é", "\u{85}", "\u{2028}", "\u{2029}", "\u{2027}", "█",
+                "\r", "\n", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f",
+                "\t", "\x1b[0m", "0123456789012345",
+            ]), 0..60)) {
+            let t: String = parts.concat();
+            proptest::prop_assert_eq!(split_lines(&t).collect::<Vec<_>>(), by_chars(&t));
         }
     }
 
