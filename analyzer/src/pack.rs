@@ -117,27 +117,22 @@ pub fn decompress(data: &[u8]) -> Result<Vec<u8>, String> {
 }
 
 /// A JSON string literal that is also inert inside `<script>`: `<`, `>` and `&` are
-/// written as `\u003c`, `\u003e`, `\u0026`, so no `</script>` or `<!--` can appear.
+/// written as `\u003c`, `\u003e`, `\u0026` (and the JavaScript line breaks U+2028/9 as
+/// escapes), so no `</script>` or `<!--` can appear. In JSON text these characters can only
+/// stand inside strings, where the escape means the same character.
 pub fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
+    let plain = Json::from(s).to_compact();
+    let mut out = String::with_capacity(plain.len() + 8);
+    for c in plain.chars() {
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
             '<' => out.push_str("\\u003c"),
             '>' => out.push_str("\\u003e"),
             '&' => out.push_str("\\u0026"),
             '\u{2028}' => out.push_str("\\u2028"),
             '\u{2029}' => out.push_str("\\u2029"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
             c => out.push(c),
         }
     }
-    out.push('"');
     out
 }
 
