@@ -294,8 +294,14 @@ fn run_ownership(dir: &std::path::Path) -> Result<(Ownership, Json)> {
         .get("sid")
         .and_then(Json::as_i64_trunc)
         .unwrap_or(i64::from(pid)) as i32;
+    // The launched process's start time: from the manifest (written at the start), else
+    // from processes.json (written at the stop); unknown otherwise.
+    let start_ticks = serve
+        .get("start_ticks")
+        .and_then(Json::as_i64_trunc)
+        .map_or(u64::MAX, |t| t as u64);
     let mut own = Ownership {
-        launched: (pid, u64::MAX),
+        launched: (pid, start_ticks),
         sid,
         known: Default::default(),
     };

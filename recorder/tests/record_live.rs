@@ -99,6 +99,12 @@ fn completed(
         .and_then(Json::as_i64_trunc)
         .unwrap() as i32;
     assert!(!alive(pid));
+    // The launched process's start time is kept for a later `teardown --run`.
+    let ticks = m
+        .get("serve")
+        .and_then(|s| s.get("start_ticks"))
+        .and_then(Json::as_i64_trunc);
+    assert!(ticks.is_some_and(|t| t > 0), "serve.start_ticks: {ticks:?}");
     assert!(
         w.scoped_pids().is_empty(),
         "left running: {:?}",

@@ -17,6 +17,9 @@ pub struct Serve {
     pub argv: Vec<String>,
     pub pid: Option<i32>,
     pub sid: Option<i32>,
+    /// The launched process's start time (clock ticks after boot, from /proc), so a later
+    /// `teardown --run` can tell the launched process from a reused PID or session id.
+    pub start_ticks: Option<u64>,
     pub exit: Json,
     pub ownership: Option<&'static str>,
 }
@@ -28,6 +31,7 @@ impl Default for Serve {
             argv: vec![],
             pid: None,
             sid: None,
+            start_ticks: None,
             exit: Json::Null,
             ownership: None,
         }
@@ -93,6 +97,7 @@ impl Manifest {
                 ("argv", strings(&s.argv)),
                 ("pid", Json::from(s.pid.map(i64::from))),
                 ("sid", Json::from(s.sid.map(i64::from))),
+                ("start_ticks", Json::from(s.start_ticks)),
                 ("exit", s.exit.clone()),
                 ("ownership", Json::from(s.ownership)),
             ])

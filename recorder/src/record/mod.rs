@@ -325,6 +325,7 @@ impl Run {
         if let Some(s) = self.m.serve.as_mut() {
             s.pid = Some(server.pid);
             s.sid = Some(server.sid);
+            s.start_ticks = Some(server.start_ticks);
         }
         self.server = Some(server);
         self.save_manifest();
