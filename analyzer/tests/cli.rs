@@ -228,6 +228,10 @@ fn unusable_paths_and_folders() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no run files"));
     assert_eq!(run(&["analyze"]).status.code(), Some(2));
+    // A device is not a file: refused at once, never read forever.
+    let o = run(&["boot-facts", "/dev/zero"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("/dev/zero: not a regular file"), "{}", stderr(&o));
 }
 
 #[test]

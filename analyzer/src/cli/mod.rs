@@ -104,10 +104,12 @@ pub fn named_engine(common: &Common) -> Result<Option<NamedEngine>, Exit> {
 /// Reads a file given on the command line; an unreadable file keeps its error.
 pub fn read_input(path: &Path) -> InputFile {
     let name = path.display().to_string();
-    let bytes = if path.is_dir() {
-        Err("is a folder, not a file".to_string())
-    } else {
-        std::fs::read(path).map_err(|e| io_reason(&e))
+    // Only regular files: a device or pipe (`/dev/zero`, a FIFO) could be read forever.
+    let bytes = match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err("is a folder, not a file".to_string()),
+        Ok(m) if !m.is_file() => Err("not a regular file".to_string()),
+        Ok(_) => std::fs::read(path).map_err(|e| io_reason(&e)),
+        Err(e) => Err(io_reason(&e)),
     };
     InputFile { name, bytes }
 }
