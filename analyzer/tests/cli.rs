@@ -231,7 +231,11 @@ fn unusable_paths_and_folders() {
     // A device is not a file: refused at once, never read forever.
     let o = run(&["boot-facts", "/dev/zero"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("/dev/zero: not a regular file"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/dev/zero: not a regular file"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
