@@ -90,12 +90,17 @@ pub(crate) fn demo() -> Result<()> {
     // the run was recorded and the verdicts are the GPU run's.
     let results = std::fs::read_to_string(out.join("results.json"))
         .with_context(|| format!("the run was not analyzed (recorder exit {status})"))?;
+    let report = analyzer::json::parse(&results).context("results.json is not JSON")?;
     let failed = |id: &str| {
-        results
-            .split(&format!("\"id\": \"{id}\""))
-            .nth(1)
-            .and_then(|rest| rest.split("\"status\": \"").nth(1))
-            .is_some_and(|s| s.starts_with("fail"))
+        report
+            .get("checks")
+            .and_then(analyzer::json::Json::as_array)
+            .unwrap_or_default()
+            .iter()
+            .any(|c| {
+                c.get("id").and_then(|v| v.as_str()) == Some(id)
+                    && c.get("status").and_then(|v| v.as_str()) == Some("fail")
+            })
     };
     eprintln!(
         "== recorded and checked in {:.0} s; the report: {}",
@@ -109,5 +114,12 @@ pub(crate) fn demo() -> Result<()> {
         );
     }
     eprintln!("== T1 and T8 fail, as on the real GPU run");
+    if !root().join("www/dist/report.html").is_file() {
+        eprintln!(
+            "== report.html is the plain page of verdicts: run `cargo xtask viewer` once (it \
+             installs trunk and friends) and the demo's report becomes the interactive one, \
+             with charts"
+        );
+    }
     Ok(())
 }
