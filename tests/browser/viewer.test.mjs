@@ -276,6 +276,28 @@ test("picking a folder loads it, and it can be saved as one file", async () => {
   }
 });
 
+test("a concurrency typed into the page re-analyzes the run on show", async (t0) => {
+  if (!fs.existsSync(path.join(SHARED, "vllm-0.28/live"))) return t0.skip("recorded runs not found");
+  // vllm-0.28/live has no load-tool result, so without a concurrency there is no T8.
+  const dir = copyRun(path.join(SHARED, "vllm-0.28/live"), "requested/live");
+  const { html, report } = analyze(dir, [], path.join(WORK, "requested.html"));
+  assert.ok(!report.checks.some((c) => c.id === "T8"));
+  const t = await open(html);
+  try {
+    const t8 = () => t.page.$eval('li.finding[data-tripwire="T8"]', (e) => e.getAttribute("data-status")).catch(() => null);
+    assert.equal(await t8(), null);
+    for (const [value, want] of [["32", "fail"], ["8", "pass"], ["", null]]) {
+      await t.page.fill("#requested", value);
+      await t.page.dispatchEvent("#requested", "change");
+      await waitReady(t.page);
+      assert.equal(await t8(), want, `T8 with ${value || "no"} concurrency`);
+    }
+    noNetwork(t);
+  } finally {
+    await t.context.close();
+  }
+});
+
 test("choosing files one by one loads them", async () => {
   const dir = copyRun(LIVE, "files/live");
   const { report } = analyze(dir, [], path.join(WORK, "files.html"));

@@ -292,6 +292,24 @@ fn App(template: Option<String>, initial: Option<Arc<Loaded>>) -> impl IntoView 
         message.set(Some("Reading the files…".into()));
         load::from_input(input, accept);
     };
+    // A new concurrency asked for re-analyzes the run on show (empty: the files' own).
+    let on_requested = move |ev: web_sys::Event| {
+        let Some(l) = loaded.get_untracked() else {
+            return;
+        };
+        let value = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+            .and_then(|e| e.value().trim().parse::<i64>().ok())
+            .filter(|&r| r > 0);
+        let mut pack = l.pack.clone();
+        pack.options.retain(|(k, _)| k != "requested");
+        if let Some(r) = value {
+            pack.options.push(("requested".to_string(), r.to_string()));
+        }
+        set_state("loading");
+        loaded.set(Some(Arc::new(analyze_pack(pack, l.source.clone()))));
+    };
     let save = move |_| {
         let Some(l) = loaded.get_untracked() else {
             return;
@@ -354,7 +372,7 @@ fn App(template: Option<String>, initial: Option<Arc<Loaded>>) -> impl IntoView 
                 </label>
                 <label class="requested">
                     "Concurrency asked for "
-                    <input id="requested" type="number" min="1" step="1" inputmode="numeric" placeholder="from the files" />
+                    <input id="requested" type="number" min="1" step="1" inputmode="numeric" placeholder="from the files" on:change=on_requested />
                 </label>
                 <button
                     type="button"
