@@ -53,6 +53,10 @@ pub(crate) struct FactsScan {
     recent_procs: [usize; 2],
     recent_tags: Vec<(String, String)>,
     field_mask: u128,
+    /// The last line each argument dict (vLLM's non-default args, SGLang's server_args)
+    /// was read from: the same text again gives the same value, so a log that repeats a
+    /// start (or many) parses each dict once instead of every time.
+    last_dict_line: [String; 2],
 }
 
 impl FactsScan {
@@ -99,6 +103,7 @@ impl FactsScan {
             recent_procs: [0, 0],
             recent_tags: Vec::with_capacity(4),
             field_mask,
+            last_dict_line: [String::new(), String::new()],
         }
     }
 
@@ -193,7 +198,22 @@ impl FactsScan {
 
     fn fields(&mut self, lineno: usize, clean: &str, body: &str, mask: Mask) {
         for &field in TABLE {
-            match field.read(clean, mask) {
+            let dict = match field {
+                Field::NonDefaultArgs => Some(0),
+                Field::ServerArgs => Some(1),
+                _ => None,
+            };
+            // Same text as the last value read: last wins with that same value, and it
+            // is already among the distinct values.
+            if dict.is_some_and(|d| !clean.is_empty() && self.last_dict_line[d] == clean) {
+                continue;
+            }
+            let outcome = field.read(clean, mask);
+            if let (Some(d), Outcome::Value(_)) = (dict, &outcome) {
+                self.last_dict_line[d].clear();
+                self.last_dict_line[d].push_str(clean);
+            }
+            match outcome {
                 Outcome::Absent => {}
                 Outcome::Unparsed => self.f.unparsed.push(Unparsed {
                     field: field.id().to_string(),
@@ -344,4 +364,37 @@ impl FactsScan {
 /// A running sum, rounded to 2 decimals after each addition (§2.2).
 fn add(sum: Option<f64>, x: f64) -> f64 {
     round_dp(sum.unwrap_or(0.0) + x, 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::bootlog::read_facts;
+    use crate::json::Json;
+
+    /// A repeated argument line is read once; a changed one still counts, and the last
+    /// line wins whatever was skipped.
+    #[test]
+    fn repeated_argument_lines_keep_last_wins_and_conflicts() {
+        let a = "(APIServer pid=1) INFO 01-01 00:00:00 [utils.py:1] non-default args: {'model': 'm', 'max_num_seqs': 8}";
+        let b = "(APIServer pid=1) INFO 01-01 00:00:01 [utils.py:1] non-default args: {'model': 'm', 'max_num_seqs': 16}";
+        let text = [a, a, b, b, a, a].join("\n");
+        let f = read_facts(&text, None);
+        let seqs = |v: &Json| v.get("max_num_seqs").and_then(Json::as_i64_trunc);
+        assert_eq!(f.non_default_args.as_ref().and_then(seqs), Some(8));
+        let (_, values) = f
+            .conflicts
+            .iter()
+            .find(|(k, _)| k == "non_default_args")
+            .expect("a conflict");
+        assert_eq!(
+            values.iter().map(seqs).collect::<Vec<_>>(),
+            [Some(8), Some(16)]
+        );
+        // A line that does not parse is reported each time it appears.
+        let bad =
+            "(APIServer pid=1) INFO 01-01 00:00:02 [utils.py:1] non-default args: {'model': 'm'";
+        let f = read_facts(&[a, bad, bad].join("\n"), None);
+        assert_eq!(f.unparsed.len(), 2);
+        assert_eq!(f.non_default_args.as_ref().and_then(seqs), Some(8));
+    }
 }
