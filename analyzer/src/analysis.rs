@@ -143,7 +143,7 @@ fn parse_opt<T>(
 pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeError> {
     let mut notes = Vec::new();
     let mut errors = Vec::new();
-    let p = Parsed {
+    let mut p = Parsed {
         before: parse_opt(&input.before, Snapshot::read),
         after: parse_opt(&input.after, Snapshot::read),
         series: parse_opt(&input.series, Series::read),
@@ -157,7 +157,6 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         probe: parse_opt(&input.probe, read_document),
         teardown: parse_opt(&input.teardown, read_document),
     };
-    let mut p = p;
     if let Some(m) = &input.manifest {
         match m.bytes().and_then(|b| read_document(&m.name, b)) {
             Ok(doc) => p.manifest = Some(Manifest::from_json(&doc)),

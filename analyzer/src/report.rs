@@ -147,6 +147,8 @@ impl Report {
             .map(|l| l.classification.rejections)
             .filter(|&k| k > 0);
         let cache = cache::compute(engine, facts, &summary, i.bench, i.requested);
+        // Seconds since the first sample: one pass over a possibly long recording.
+        let times = i.series.map(Series::times).unwrap_or_default();
         let limits = limits::build(&LimitInputs {
             engine,
             checks: &i.checks,
@@ -155,6 +157,7 @@ impl Report {
             facts,
             bench: i.bench,
             series: i.series,
+            times: &times,
             requested: i.requested,
             rejected,
         });
@@ -165,6 +168,7 @@ impl Report {
             logs: i.logs,
             requested: i.requested,
             usable_blocks: i.usable_blocks,
+            times: &times,
         });
         let input = i.input;
         let made_from: Vec<String> = input

@@ -414,9 +414,13 @@ fn chart_data_matches_the_inputs() {
     let cache = s.charts.cache.as_ref().unwrap();
     assert_eq!(cache.bars[1].1, 35_008.0);
     assert!(
-        cache.caption.contains("1,094 in whole 1-token blocks")
-            || cache.caption.contains("about 1,093")
+        cache
+            .caption
+            .contains("about 1,093 tokens at the end, 1,094 in whole 1-token blocks"),
+        "{}",
+        cache.caption
     );
+    assert!(cache.caption.contains("5 of them fit"), "{}", cache.caption);
 
     let t = report_of(&root, "trtllm-1.3/no-iter-stats", None);
     let req = t.charts.requests.as_ref().unwrap();

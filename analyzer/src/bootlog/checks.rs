@@ -3,7 +3,7 @@
 
 use super::{BootFacts, BootLog, Failure};
 use crate::engine::Engine;
-use crate::json::{obj, Json};
+use crate::json::Json;
 use crate::num::{shortest, thousands_int};
 use crate::verdict::{CheckResult, Status};
 
@@ -301,17 +301,7 @@ pub(crate) fn t6(f: &BootFacts) -> CheckResult {
 pub(crate) fn unparsed(f: &BootFacts) -> Option<CheckResult> {
     let first = f.unparsed.first()?;
     let n = f.unparsed.len();
-    let list: Vec<Json> = f
-        .unparsed
-        .iter()
-        .map(|u| {
-            obj([
-                ("field", Json::Str(u.field.clone())),
-                ("lineno", Json::from(u.lineno)),
-                ("line", Json::Str(u.line.clone())),
-            ])
-        })
-        .collect();
+    let list: Vec<Json> = f.unparsed.iter().map(super::Unparsed::to_json).collect();
     Some(
         CheckResult::new(
             12,

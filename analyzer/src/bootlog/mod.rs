@@ -41,6 +41,17 @@ pub struct Unparsed {
     pub line: String,
 }
 
+impl Unparsed {
+    /// `{field, lineno, line}`, as the facts record and check-log's T12 show it.
+    pub fn to_json(&self) -> Json {
+        crate::json::obj([
+            ("field", Json::Str(self.field.clone())),
+            ("lineno", Json::from(self.lineno)),
+            ("line", Json::Str(self.line.clone())),
+        ])
+    }
+}
+
 /// The server's own limit on running requests (checks.md §3.1).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunningCap {

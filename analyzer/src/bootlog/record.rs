@@ -23,18 +23,7 @@ pub(crate) fn record(f: &BootFacts) -> Json {
             })
             .collect(),
     );
-    let unparsed = Json::Arr(
-        f.unparsed
-            .iter()
-            .map(|u| {
-                obj([
-                    ("field", Json::Str(u.field.clone())),
-                    ("lineno", Json::from(u.lineno)),
-                    ("line", Json::Str(u.line.clone())),
-                ])
-            })
-            .collect(),
-    );
+    let unparsed = Json::Arr(f.unparsed.iter().map(super::Unparsed::to_json).collect());
     let conflicts = Json::Obj(
         f.conflicts
             .iter()

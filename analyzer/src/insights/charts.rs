@@ -83,6 +83,8 @@ pub struct ChartInputs<'a> {
     pub logs: &'a [BootLog],
     pub requested: Option<i64>,
     pub usable_blocks: Option<u64>,
+    /// The series' sample times (`Series::times`), computed once by the caller.
+    pub times: &'a [f64],
 }
 
 pub fn build(i: &ChartInputs<'_>) -> Charts {
@@ -93,10 +95,10 @@ pub fn build(i: &ChartInputs<'_>) -> Charts {
         ..Charts::default()
     };
     if let Some(s) = i.series {
-        if s.rows.len() >= 2 {
-            let t = s.times();
-            c.requests = Some(requests_chart(i, s, &t));
-            c.kv = Some(kv_chart(i, s, &t));
+        let t = i.times;
+        if s.rows.len() >= 2 && t.len() == s.rows.len() {
+            c.requests = Some(requests_chart(i, s, t));
+            c.kv = Some(kv_chart(i, s, t));
             if i.engine.tokens_at_finish() {
                 c.note = Some(format!(
                     "The output-tokens-per-second chart is left out: {} counts a request's \
@@ -105,10 +107,10 @@ pub fn build(i: &ChartInputs<'_>) -> Charts {
                     i.engine.display()
                 ));
             } else {
-                c.tokens = tokens_chart(s, &t);
+                c.tokens = tokens_chart(s, t);
             }
         }
-        c.levels = levels_chart(s, i.requested);
+        c.levels = levels_chart(s, t, i.requested);
     }
     c
 }
@@ -320,10 +322,9 @@ fn tokens_chart(s: &Series, t: &[f64]) -> Option<TimeChart> {
 }
 
 /// Time spent at each running count: each pair's first sample's running (whole) gets dt.
-fn levels_chart(s: &Series, requested: Option<i64>) -> Option<BarChart> {
-    let t = s.times();
+fn levels_chart(s: &Series, t: &[f64], requested: Option<i64>) -> Option<BarChart> {
     let mut at: std::collections::BTreeMap<i64, f64> = std::collections::BTreeMap::new();
-    for k in 0..s.rows.len().saturating_sub(1) {
+    for k in 0..t.len().min(s.rows.len()).saturating_sub(1) {
         let Some(r) = s.rows[k].running else { continue };
         let level = r.trunc() as i64;
         let dt = t[k + 1] - t[k];

@@ -24,6 +24,8 @@ pub struct LimitInputs<'a> {
     pub facts: Option<&'a BootFacts>,
     pub bench: Option<&'a BenchResult>,
     pub series: Option<&'a Series>,
+    /// The series' sample times (`Series::times`), computed once by the caller.
+    pub times: &'a [f64],
     pub requested: Option<i64>,
     /// Requests admission control rejected (from the boot log).
     pub rejected: Option<usize>,
@@ -263,11 +265,10 @@ fn waiting(i: &LimitInputs<'_>, short: bool) -> Option<Limit> {
 
 /// The busy average from the recording: Σ(running·dt)/Σdt over pairs whose first sample
 /// has requests running, and Σmax(Δtokens, 0)/Σdt over those pairs with both token values.
-pub fn busy_average(series: &Series) -> Option<(f64, Option<f64>)> {
-    if series.rows.len() < 2 {
+pub fn busy_average(series: &Series, t: &[f64]) -> Option<(f64, Option<f64>)> {
+    if series.rows.len() < 2 || t.len() != series.rows.len() {
         return None;
     }
-    let t = series.times();
     let (mut busy, mut weighted, mut tok, mut tok_dt) = (0.0, 0.0, 0.0, 0.0);
     for k in 0..series.rows.len() - 1 {
         let (a, b) = (&series.rows[k], &series.rows[k + 1]);
@@ -295,7 +296,7 @@ fn pace(i: &LimitInputs<'_>) -> Option<Limit> {
     );
     let client_tps = i.bench.and_then(|b| b.output_throughput);
     if !i.engine.gauges_lag() {
-        if let Some((mean, rec_tps)) = i.series.and_then(busy_average) {
+        if let Some((mean, rec_tps)) = i.series.and_then(|s| busy_average(s, i.times)) {
             let mut text = format!(
                 "{open}; the recording shows {} running on average while the server was busy",
                 fixed(mean, 1)
