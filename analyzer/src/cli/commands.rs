@@ -426,11 +426,12 @@ pub fn analyze(a: AnalyzeArgs) -> Result<i32, Exit> {
     for n in &analysis.notes {
         eprintln!("inferlint: {n}");
     }
-    let doc = analysis.report.to_json();
+    // Written once: a long recording's chart data makes this text tens of megabytes.
+    let doc = analysis.report.to_json().to_pretty(1) + "\n";
     let mut written = Vec::new();
     if let Some(dir) = &a.run {
         let path = dir.join(folder::RESULTS);
-        match std::fs::write(&path, doc.to_pretty(1) + "\n") {
+        match std::fs::write(&path, &doc) {
             Ok(()) => written.push(path.display().to_string()),
             Err(e) => eprintln!("inferlint: note: could not write {}: {e}", path.display()),
         }
@@ -446,7 +447,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<i32, Exit> {
         }
     }
     if a.common.json {
-        println!("{}", doc.to_pretty(1));
+        print!("{doc}");
     } else {
         let colour = render::colour();
         for r in &analysis.report.checks {
