@@ -28,6 +28,3 @@ pub use analysis::{analyze, Analysis, AnalyzeError, InputFile, Options, RunInput
 pub use engine::Engine;
 pub use report::Report;
 pub use verdict::{CheckResult, Status};
-
-#[cfg(feature = "cli")]
-pub mod cli;

@@ -3,7 +3,7 @@
 //!   cargo run --release -p viewer --example long_run -- DIR [SAMPLES]
 
 #[allow(dead_code)]
-#[path = "../../analyzer/benches/long_run.rs"]
+#[path = "../../analyzer/cli/benches/long_run.rs"]
 mod long_run;
 
 fn main() {

@@ -18,7 +18,7 @@ pub(crate) fn browser_tests() -> Result<()> {
         viewer()?;
     }
     // The command line with the viewer inside (build.rs picks up www/dist/report.html).
-    run(cargo().args(["build", "--release", "-q", "-p", "analyzer"]))?;
+    run(cargo().args(["build", "--release", "-q", "-p", "inferlint"]))?;
     let mut cmd = Command::new("node");
     cmd.args(["--test", "--test-concurrency=1", "--test-reporter=spec"])
         .arg(root().join(NODE_DIR).join("viewer.test.mjs"))

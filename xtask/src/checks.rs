@@ -11,13 +11,13 @@ use crate::viewer::viewer;
 use crate::{cargo, ensure_wasm_target, recorded, root, run};
 
 pub(crate) fn test() -> Result<()> {
-    // The viewer first: the command line embeds it (analyzer/build.rs), and the browser
+    // The viewer first: the command line embeds it (analyzer/cli/build.rs), and the browser
     // tests below open the one-file reports it writes.
     viewer()?;
     run(cargo().args(["test", "--workspace"]))?;
     match recorded() {
         Some(fixtures) => {
-            run(cargo().args(["build", "--release", "-q", "-p", "analyzer"]))?;
+            run(cargo().args(["build", "--release", "-q", "-p", "inferlint"]))?;
             let bin = root().join("target/release/inferlint");
             // The trials run on a copy (`analyze` writes results.json into each folder),
             // laid out as shared/ is: the parity tool finds ../fixtures beside itself.
@@ -73,7 +73,6 @@ pub(crate) fn ci() -> Result<()> {
         "analyzer",
         "--target",
         "wasm32-unknown-unknown",
-        "--no-default-features",
         "--lib",
     ]))?;
     test()

@@ -14,7 +14,7 @@ pub(crate) fn demo() -> Result<()> {
         "build",
         "-q",
         "-p",
-        "analyzer",
+        "inferlint",
         "-p",
         "enginesim",
         "-p",

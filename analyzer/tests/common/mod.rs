@@ -10,7 +10,7 @@ use std::path::PathBuf;
 pub fn recorded() -> Option<PathBuf> {
     let dir = match std::env::var_os("INFERLINT_FIXTURES") {
         Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures"),
+        None => workspace_root().join("../shared/fixtures"),
     };
     if dir.join("expected-verdicts.json").is_file() {
         return Some(dir);
@@ -25,6 +25,15 @@ pub fn recorded() -> Option<PathBuf> {
          INFERLINT_SKIP_RECORDED=1 to skip these tests",
         dir.display()
     );
+}
+
+/// The checkout's top folder (the one holding Cargo.lock), wherever the test crate sits.
+pub fn workspace_root() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors()
+        .find(|d| d.join("Cargo.lock").is_file())
+        .unwrap_or(&here)
+        .to_path_buf()
 }
 
 /// Reads a file of the recorded runs as text.

@@ -172,16 +172,7 @@ pub fn text(b: &[u8]) -> String {
 /// The analyzer's verdicts on a folder (as `inferlint analyze DIR`), by tripwire id; a
 /// tripwire with two results (T7 from the log and from the probe) keeps both.
 pub fn verdicts(dir: &Path) -> (BTreeMap<String, Vec<String>>, analyzer::Analysis) {
-    let names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| n != "report.html" && n != "results.json")
-        .collect();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let read = |n: &str| std::fs::read(dir.join(n)).map_err(|e| e.to_string());
-    let input = analyzer::folder::load(&dir.display().to_string(), &refs, &read);
+    let input = inferlint::disk::load_run_folder(dir).expect("list the run folder");
     let a = analyzer::analyze(&input, &analyzer::Options::default()).expect("analyze");
     let mut m: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for c in &a.report.checks {

@@ -1,14 +1,14 @@
-//! The `inferlint` command line (feature `cli`): reads files, calls the analyzer, prints.
+//! The `inferlint` command line: reads files, calls the analyzer, prints and writes the
+//! report. The analyzer library itself never touches the file system; this crate does.
 
 pub mod args;
 mod commands;
+pub mod disk;
 mod html;
 pub mod render;
 
-use std::path::Path;
-
-use crate::analysis::{InputFile, NamedEngine};
-use crate::engine::Engine;
+use analyzer::analysis::NamedEngine;
+use analyzer::engine::Engine;
 use args::{Cli, Command, Common};
 use clap::Parser;
 
@@ -98,27 +98,6 @@ pub fn named_engine(common: &Common) -> Result<Option<NamedEngine>, Exit> {
             ))),
         },
         _ => Ok(None),
-    }
-}
-
-/// Reads a file given on the command line; an unreadable file keeps its error.
-pub fn read_input(path: &Path) -> InputFile {
-    let name = path.display().to_string();
-    // Only regular files: a device or pipe (`/dev/zero`, a FIFO) could be read forever.
-    let bytes = match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => Err("is a folder, not a file".to_string()),
-        Ok(m) if !m.is_file() => Err("not a regular file".to_string()),
-        Ok(_) => std::fs::read(path).map_err(|e| io_reason(&e)),
-        Err(e) => Err(io_reason(&e)),
-    };
-    InputFile { name, bytes }
-}
-
-fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        _ => format!("cannot read: {e}"),
     }
 }
 

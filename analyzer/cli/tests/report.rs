@@ -1,25 +1,17 @@
 //! The report model on every recorded run folder: what limited the run (report.md §3.5),
 //! the account, the facts, and the data behind the charts checked against the inputs.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::Path;
 
 use analyzer::analysis::{analyze, Options};
+use analyzer::json::Json;
 use analyzer::report::Report;
-use analyzer::{folder, json::Json};
 
 fn report_of(root: &Path, rel: &str, requested: Option<i64>) -> Report {
-    let dir = root.join(rel);
-    let names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| n != "results.json" && n != "report.html")
-        .collect();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let read = |n: &str| std::fs::read(dir.join(n)).map_err(|e| e.to_string());
-    let input = folder::load(rel, &refs, &read);
+    let input = inferlint::disk::load_run_folder_as(&root.join(rel), rel).unwrap();
     let opts = Options {
         requested,
         utc_offset_min: -7 * 60,

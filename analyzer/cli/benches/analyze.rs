@@ -1,4 +1,4 @@
-//! `cargo bench -p analyzer`: how long `analyze` takes on a real run and on a 24-hour
+//! `cargo bench -p inferlint`: how long `analyze` takes on a real run and on a 24-hour
 //! recording (345,600 readings at 4 Hz), and the peak memory it needs.
 //! Targets: the 24-hour folder in under 0.5 s and under 3x its size in memory.
 
@@ -9,19 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use analyzer::analysis::{analyze, Options};
-use analyzer::folder;
 
 fn load(dir: &Path) -> analyzer::RunInput {
-    let names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| n != "results.json" && n != "report.html")
-        .collect();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let read = |n: &str| std::fs::read(dir.join(n)).map_err(|e| e.to_string());
-    folder::load(&dir.display().to_string(), &refs, &read)
+    inferlint::disk::load_run_folder(dir).expect("list the run folder")
 }
 
 /// Peak resident memory of this process so far, in bytes (Linux).

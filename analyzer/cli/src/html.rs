@@ -6,11 +6,11 @@
 //! the charts. Without a built viewer it is a plain static page of the verdicts. Every
 //! string from the inputs is escaped either way; the page fetches nothing.
 
-use crate::analysis::{Options, RunInput};
-use crate::catalog;
-use crate::pack;
-use crate::report::Report;
-use crate::verdict::Status;
+use analyzer::analysis::{Options, RunInput};
+use analyzer::catalog;
+use analyzer::pack;
+use analyzer::report::Report;
+use analyzer::verdict::Status;
 
 /// The built viewer page, when there is one.
 #[cfg(inferlint_viewer)]
@@ -128,7 +128,7 @@ fn static_page(r: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::InputFile;
+    use analyzer::analysis::InputFile;
 
     #[test]
     fn the_run_goes_into_the_run_element_as_inert_text() {
@@ -145,7 +145,7 @@ mod tests {
             requested: Some(32),
             ..Options::default()
         };
-        let a = crate::analyze(&input, &opts).unwrap();
+        let a = analyzer::analyze(&input, &opts).unwrap();
         let page = one_file(template, &a.report, &input, &opts).unwrap();
         let data = &page[page.find(RUN_ELEMENT).unwrap() + RUN_ELEMENT.len()..];
         let data = &data[..data.find("</script>").unwrap()];

@@ -1,11 +1,16 @@
 //! A small JSON value type with a lenient reader and an ordered writer.
 //!
-//! Why not plain serde_json: the files we read are written by Python's `json`, which emits
-//! the bare tokens `NaN`, `Infinity` and `-Infinity` (formats.md §0), and the Report must
-//! write non-finite evidence numbers the same way. Objects keep their key order so the
-//! documents we write read in the order the spec gives.
+//! Why a reader of our own: the files we read are written by Python's `json`, which emits
+//! the bare tokens `NaN`, `Infinity` and `-Infinity` (formats.md §0); serde_json refuses
+//! them. Typed documents are read by parsing leniently into [`Json`] and deserializing
+//! from it with serde ([`from_json`]); everything we write goes through serde_json with
+//! Python's separators and float spelling ([`PyFormatter`]). Objects keep their key order.
 
-use std::fmt::Write as _;
+mod de;
+mod write;
+
+pub use de::{from_json, DocError};
+pub use write::{to_compact, to_pretty, write_float, PyFormatter};
 
 /// A JSON value. Numbers remember whether they were written as integers, because the
 /// spec distinguishes `2` from `2.0` in places (start identity, evidence types).
@@ -92,18 +97,14 @@ impl Json {
         matches!(self, Json::Null)
     }
 
-    /// Compact single-line form.
+    /// Compact single-line form, with Python's separators (`, ` and `: `).
     pub fn to_compact(&self) -> String {
-        let mut out = String::new();
-        write_value(&mut out, self, None, 0);
-        out
+        to_compact(self)
     }
 
     /// Indented form (`indent` spaces per level), as Python's `json.dumps(indent=n)`.
     pub fn to_pretty(&self, indent: usize) -> String {
-        let mut out = String::new();
-        write_value(&mut out, self, Some(indent), 0);
-        out
+        to_pretty(self, indent)
     }
 }
 
@@ -426,113 +427,6 @@ impl Parser<'_> {
     }
 }
 
-/// Writes a float the way Python's `repr` does: shortest round-trip digits, always with a
-/// decimal point or exponent, bare `NaN`/`Infinity` for non-finite values.
-pub fn write_float(out: &mut String, f: f64) {
-    if f.is_nan() {
-        out.push_str("NaN");
-    } else if f.is_infinite() {
-        out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" });
-    } else {
-        let abs = f.abs();
-        if abs != 0.0 && !(1e-4..1e16).contains(&abs) {
-            // Python switches to exponent form outside [1e-4, 1e16).
-            let s = format!("{f:e}");
-            let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
-            let exp: i32 = exp.parse().unwrap_or(0);
-            let _ = write!(
-                out,
-                "{mant}e{}{:02}",
-                if exp < 0 { '-' } else { '+' },
-                exp.abs()
-            );
-        } else {
-            let s = format!("{f}");
-            out.push_str(&s);
-            if !s.contains('.') {
-                out.push_str(".0");
-            }
-        }
-    }
-}
-
-fn write_str(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-fn newline(out: &mut String, indent: Option<usize>, level: usize) {
-    if let Some(n) = indent {
-        out.push('\n');
-        out.extend(std::iter::repeat_n(' ', n * level));
-    }
-}
-
-fn write_value(out: &mut String, v: &Json, indent: Option<usize>, level: usize) {
-    match v {
-        Json::Null => out.push_str("null"),
-        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Json::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
-        Json::Float(f) => write_float(out, *f),
-        Json::Str(s) => write_str(out, s),
-        Json::Arr(items) => {
-            if items.is_empty() {
-                out.push_str("[]");
-                return;
-            }
-            out.push('[');
-            for (n, item) in items.iter().enumerate() {
-                if n > 0 {
-                    out.push(',');
-                    if indent.is_none() {
-                        out.push(' ');
-                    }
-                }
-                newline(out, indent, level + 1);
-                write_value(out, item, indent, level + 1);
-            }
-            newline(out, indent, level);
-            out.push(']');
-        }
-        Json::Obj(pairs) => {
-            if pairs.is_empty() {
-                out.push_str("{}");
-                return;
-            }
-            out.push('{');
-            for (n, (k, item)) in pairs.iter().enumerate() {
-                if n > 0 {
-                    out.push(',');
-                    if indent.is_none() {
-                        out.push(' ');
-                    }
-                }
-                newline(out, indent, level + 1);
-                write_str(out, k);
-                out.push_str(": ");
-                write_value(out, item, indent, level + 1);
-            }
-            newline(out, indent, level);
-            out.push('}');
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -569,6 +463,16 @@ mod tests {
             s.push(' ');
         }
         assert_eq!(s, "22.0 0.1 1790824327.2216985 1e-05 1e+16 NaN -0.5 ");
+        assert_eq!(
+            Json::Arr(vec![
+                Json::Float(f64::NAN),
+                Json::Float(1e16),
+                Json::Int(-3)
+            ])
+            .to_compact(),
+            "[null, 1e+16, -3]",
+            "non-finite numbers are written as null: our outputs are standard JSON"
+        );
     }
 
     #[test]

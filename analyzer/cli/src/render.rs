@@ -3,8 +3,8 @@
 
 use std::io::IsTerminal;
 
-use crate::report::Limit;
-use crate::verdict::{CheckResult, Status};
+use analyzer::report::Limit;
+use analyzer::verdict::{CheckResult, Status};
 
 /// Whether stdout gets colour.
 pub fn colour() -> bool {

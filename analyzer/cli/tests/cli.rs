@@ -1,5 +1,6 @@
 //! The real `inferlint` binary, run as a user runs it: output, files written, exit status.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -37,9 +38,7 @@ fn copy_dir(src: &Path, tag: &str) -> PathBuf {
 }
 
 fn project_fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures")
-        .join(rel)
+    common::workspace_root().join("fixtures").join(rel)
 }
 
 #[test]

@@ -2,18 +2,19 @@
 //! implementation's verdicts, with our deliberate departures applied): the same status
 //! for every tripwire and every expected evidence value, computed through the library.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::Path;
 
 use analyzer::analysis::{analyze, Options};
+use analyzer::bootlog;
 use analyzer::checks;
 use analyzer::counters::Pair;
 use analyzer::json::{self, Json};
 use analyzer::series::Series;
 use analyzer::snapshot::Snapshot;
 use analyzer::verdict::{exit_status, CheckResult};
-use analyzer::{bootlog, folder};
 
 fn read_bytes(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
@@ -21,17 +22,7 @@ fn read_bytes(p: &Path) -> Vec<u8> {
 
 /// Loads a fixture run folder the way `inferlint analyze DIR` does.
 fn load_folder(dir: &Path) -> analyzer::RunInput {
-    let names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        // Files an earlier `analyze` may have written are outputs, never inputs.
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| n != "report.html")
-        .collect();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let read = |n: &str| std::fs::read(dir.join(n)).map_err(|e| e.to_string());
-    folder::load(&dir.display().to_string(), &refs, &read)
+    inferlint::disk::load_run_folder(dir).unwrap()
 }
 
 /// The results and exit status our library gives for one case key.

@@ -8,6 +8,6 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let code = analyzer::cli::main_with_args(std::env::args_os().collect());
+    let code = inferlint::main_with_args(std::env::args_os().collect());
     std::process::exit(code);
 }

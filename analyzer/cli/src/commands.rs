@@ -7,23 +7,23 @@ use super::args::{
     AnalyzeArgs, BootFactsArgs, CheckLogArgs, Common, ExplainArgs, PreemptionArgs, RateArgs,
     SeriesArgs,
 };
+use super::disk::{self, read_input};
 use super::render;
-use super::{named_engine, read_input, Exit};
-use crate::analysis::{
+use super::{named_engine, Exit};
+use analyzer::analysis::{
     self, mismatch, snapshots_engine, AnalyzeError, BenchInput, NamedEngine, Options, RunInput,
 };
-use crate::bootlog::{self, BootFacts};
-use crate::catalog;
-use crate::checks;
-use crate::counters::Pair;
-use crate::engine::{engine_from_log, Engine};
-use crate::folder;
-use crate::input::InputError;
-use crate::json::Json;
-use crate::series::Series;
-use crate::snapshot::Snapshot;
-use crate::text::decode_lossy;
-use crate::verdict::{exit_status, CheckResult};
+use analyzer::bootlog::{self, BootFacts};
+use analyzer::catalog;
+use analyzer::checks;
+use analyzer::counters::Pair;
+use analyzer::engine::{engine_from_log, Engine};
+use analyzer::input::InputError;
+use analyzer::json::Json;
+use analyzer::series::Series;
+use analyzer::snapshot::Snapshot;
+use analyzer::text::decode_lossy;
+use analyzer::verdict::{exit_status, CheckResult};
 
 /// Prints results as a JSON array or as terminal lines, then the count line.
 fn print_results(results: &[CheckResult], common: &Common, extra: &[String]) {
@@ -336,30 +336,11 @@ fn tripwire_json(t: &catalog::Tripwire, engine: Option<Engine>) -> Json {
     Json::Obj(pairs)
 }
 
-/// The regular files directly inside a folder, by name.
-fn folder_names(dir: &Path) -> Result<Vec<String>, Exit> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| Exit::usage(format!("{}: cannot list the folder: {e}", dir.display())))?;
-    let mut names = Vec::new();
-    for e in entries.flatten() {
-        if e.file_type().is_ok_and(|t| t.is_file()) {
-            if let Some(n) = e.file_name().to_str() {
-                names.push(n.to_string());
-            }
-        }
-    }
-    Ok(names)
-}
-
 /// Builds the inputs of `analyze`: explicit files win, the rest found by name.
 fn run_input(a: &AnalyzeArgs) -> Result<RunInput, Exit> {
     let mut input = match &a.run {
-        Some(dir) => {
-            let names = folder_names(dir)?;
-            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-            let read = |n: &str| read_input(&dir.join(n)).bytes;
-            folder::load(&dir.display().to_string(), &refs, &read)
-        }
+        Some(dir) => disk::load_run_folder(dir)
+            .map_err(|e| Exit::usage(format!("{}: cannot list the folder: {e}", dir.display())))?,
         None => RunInput::default(),
     };
     if !a.boot_log.is_empty() {
@@ -430,7 +411,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<i32, Exit> {
     let doc = analysis.report.to_json().to_pretty(1) + "\n";
     let mut written = Vec::new();
     if let Some(dir) = &a.run {
-        let path = dir.join(folder::RESULTS);
+        let path = dir.join(analyzer::folder::RESULTS);
         match std::fs::write(&path, &doc) {
             Ok(()) => written.push(path.display().to_string()),
             Err(e) => eprintln!("inferlint: note: could not write {}: {e}", path.display()),

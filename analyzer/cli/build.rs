@@ -2,8 +2,7 @@
 //!
 //! `cargo xtask viewer` builds the viewer (trunk, wasm) and inlines it into one file,
 //! `www/dist/report.html`; `inferlint analyze` then writes that page with the run's files
-//! inside (`src/cli/html.rs`). Without it (a plain `cargo build`, or a wasm build of the
-//! library) the command line falls back to its plain static page, so building never needs
+//! inside (`src/html.rs`). Without it (a plain `cargo build`) the command line falls back to its plain static page, so building never needs
 //! the viewer. `INFERLINT_VIEWER_HTML` names another built page.
 
 use std::path::PathBuf;
@@ -12,14 +11,11 @@ fn main() {
     println!("cargo:rustc-check-cfg=cfg(inferlint_viewer)");
     println!("cargo:rerun-if-env-changed=INFERLINT_VIEWER_HTML");
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
-    let www = manifest.join("../www");
+    let www = manifest.join("../../www");
     // A folder is watched by the newest change inside it, so the page appearing, changing
     // or going away all rerun this script (www/ always exists; www/dist may not).
     if www.is_dir() {
         println!("cargo:rerun-if-changed={}", www.display());
-    }
-    if std::env::var_os("CARGO_FEATURE_CLI").is_none() {
-        return;
     }
     let page = std::env::var_os("INFERLINT_VIEWER_HTML")
         .map(PathBuf::from)
