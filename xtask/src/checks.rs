@@ -59,6 +59,7 @@ pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<()> {
 pub(crate) fn ci() -> Result<()> {
     ensure_wasm_target()?;
     run(cargo().args(["fmt", "--all", "--", "--check"]))?;
+    crate::tidy::tidy()?;
     run(cargo().args([
         "clippy",
         "--workspace",

@@ -1,7 +1,9 @@
 //! Build tasks, so a fresh machine needs nothing but cargo:
 //!   cargo xtask demo   the main job on this machine (see README)
 //!   cargo xtask test   every test, then the parity and bad-input trials
-//!   cargo xtask ci     formatting, lints, the wasm build, then `test`
+//!   cargo xtask ci     formatting, lints, the architecture invariants (`tidy`), the
+//!                      wasm builds, then `test`
+//!   cargo xtask tidy   the architecture invariants of ARCHITECTURE.md, on the source
 //!   cargo xtask viewer the browser viewer, built and inlined into one offline page
 //!                      (www/dist/index.html, www/dist/report.html), installing the
 //!                      pinned tools it needs when they are missing
@@ -14,6 +16,7 @@ use anyhow::{bail, Context, Result};
 mod browser;
 mod checks;
 mod demo;
+mod tidy;
 mod tools;
 mod viewer;
 
@@ -66,11 +69,12 @@ fn main() -> Result<()> {
         Some("demo") => demo::demo(),
         Some("test") => checks::test(),
         Some("ci") => checks::ci(),
+        Some("tidy") => tidy::tidy(),
         Some("viewer") => viewer::viewer(),
         Some("viewer-inline") => viewer::finish_viewer(),
         Some("browser-tests") => browser::browser_tests(),
         _ => {
-            eprintln!("usage: cargo xtask demo | test | ci | viewer | browser-tests");
+            eprintln!("usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests");
             std::process::exit(2);
         }
     }
