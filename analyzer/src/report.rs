@@ -395,7 +395,8 @@ fn setup_facts(
                 .to_string();
         if inputs.input.probe.is_some() {
             v.push_str(
-                " The recorder's probe sent its requests before the first reading, outside                  every count.",
+                " The recorder's probe sent its requests before the first reading, outside \
+                 every count.",
             );
         }
         out.push(Fact::new("Requests sent by", v));
