@@ -542,3 +542,69 @@ fn keys(doc: &Json) -> Vec<&str> {
         .map(|(k, _)| k.as_str())
         .collect()
 }
+
+/// The report's own prose (not the inputs it quotes) never holds a run of spaces: a
+/// wrapped string literal once carried eighteen into the "Requests sent by" fact.
+#[test]
+fn report_prose_has_no_runs_of_spaces() {
+    let repo = common::workspace_root().join("fixtures");
+    let mut folders: Vec<std::path::PathBuf> =
+        ["recorded/vllm", "recorded/sglang", "recorded/trtllm"]
+            .iter()
+            .map(|rel| repo.join(rel))
+            .collect();
+    if let Some(root) = common::recorded() {
+        folders.extend(
+            ["vllm-0.30/live", "sglang-0.5/capped", "trtllm-1.3/pauses"]
+                .iter()
+                .map(|rel| root.join(rel)),
+        );
+    }
+    for dir in folders {
+        let input = inferlint::disk::load_run_folder_as(&dir, "run").unwrap();
+        let opts = Options {
+            requested: Some(32),
+            ..Options::default()
+        };
+        let report = analyze(&input, &opts).unwrap().report;
+        let text = analyzer::json::to_compact(&report);
+        let doc = analyzer::json::parse(&text).unwrap();
+        // Everything but the facts record and the evidence, which quote the inputs.
+        for key in [
+            "title",
+            "checks",
+            "limits",
+            "meta",
+            "version_note",
+            "banner",
+            "account",
+            "tiles",
+            "test",
+            "setup",
+            "status_note",
+            "charts",
+            "server",
+            "glossary",
+            "guide",
+        ] {
+            let mut strings = Vec::new();
+            prose(doc.get(key).unwrap(), &mut strings);
+            for s in strings {
+                assert!(!s.contains("  "), "{}: {key}: {s:?}", dir.display());
+            }
+        }
+    }
+}
+
+/// Every string under `v`, leaving out check evidence.
+fn prose<'a>(v: &'a Json, out: &mut Vec<&'a str>) {
+    match v {
+        Json::Str(s) => out.push(s),
+        Json::Arr(items) => items.iter().for_each(|x| prose(x, out)),
+        Json::Obj(pairs) => pairs
+            .iter()
+            .filter(|(k, _)| k != "evidence")
+            .for_each(|(_, x)| prose(x, out)),
+        _ => {}
+    }
+}
