@@ -15,68 +15,8 @@ use crate::snapshot::Snapshot;
 use crate::text::decode_lossy;
 use crate::verdict::{CheckResult, Status};
 
-/// One input file: the name to show (a path as typed, or folder + name) and its bytes,
-/// or why it could not be read.
-#[derive(Debug, Clone)]
-pub struct InputFile {
-    pub name: String,
-    pub bytes: Result<Vec<u8>, String>,
-}
-
-impl InputFile {
-    pub fn new(name: impl Into<String>, bytes: Vec<u8>) -> Self {
-        InputFile {
-            name: name.into(),
-            bytes: Ok(bytes),
-        }
-    }
-
-    fn bytes(&self) -> Result<&[u8], InputError> {
-        self.bytes
-            .as_deref()
-            .map_err(|e| InputError::new(&self.name, None, e.clone()))
-    }
-}
-
-/// The load tool's result file and how it was found.
-#[derive(Debug, Clone)]
-pub struct BenchInput {
-    pub file: InputFile,
-    /// The path recorded as T15's `result_file`.
-    pub evidence_path: String,
-}
-
-/// Everything `analyze` reads. Every part is optional.
-#[derive(Debug, Clone, Default)]
-pub struct RunInput {
-    pub boot_logs: Vec<InputFile>,
-    pub before: Option<InputFile>,
-    pub after: Option<InputFile>,
-    pub series: Option<InputFile>,
-    pub bench: Option<BenchInput>,
-    pub load_log: Option<InputFile>,
-    pub manifest: Option<InputFile>,
-    pub gate: Option<InputFile>,
-    pub probe: Option<InputFile>,
-    pub teardown: Option<InputFile>,
-}
-
-/// The engine the user named, and how (for the refusal message).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct NamedEngine {
-    pub engine: Engine,
-    /// `--engine` or `INFERLINT_ENGINE`.
-    pub by: &'static str,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    pub engine: Option<NamedEngine>,
-    pub requested: Option<i64>,
-    pub title: Option<String>,
-    /// Minutes east of UTC for the report's clock times (0: UTC).
-    pub utc_offset_min: i32,
-}
+// The input types live in their own leaf module; callers name them from here too.
+pub use crate::inputs::{BenchInput, InputFile, NamedEngine, Options, RunInput};
 
 /// Why `analyze` gave no report at all.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -5,6 +5,8 @@
 //! Everything here is static text. The facts it states come from checks.md, bootlog.md
 //! and recorder.md; the wording is the project's own.
 
+use serde::Serialize;
+
 use crate::engine::Engine;
 
 /// One tripwire: what it catches, why it matters, and how to check and fix it.
@@ -46,6 +48,68 @@ impl Tripwire {
     pub fn id(&self) -> String {
         format!("T{}", self.number)
     }
+
+    /// The tripwire as the report's guide lists it, with one engine's note.
+    pub fn guide_entry(&self, engine: Engine) -> GuideEntry {
+        GuideEntry {
+            id: self.id(),
+            name: self.slug,
+            title: self.title,
+            catches: self.catches,
+            why: self.why,
+            reproduce: self.reproduce,
+            note: self.engine_note(engine),
+        }
+    }
+
+    /// The whole entry as `explain --json` writes it, with the notes of `engines`.
+    pub fn explanation(&self, engines: &[Engine]) -> Explanation {
+        Explanation {
+            id: self.id(),
+            name: self.slug,
+            title: self.title,
+            catches: self.catches,
+            why: self.why,
+            evidence: self.evidence,
+            reproduce: self.reproduce,
+            fix: self.fix,
+            engine_notes: engines
+                .iter()
+                .map(|&e| (e.key(), self.engine_note(e)))
+                .collect(),
+        }
+    }
+}
+
+/// One entry of the report's tripwire guide (report.md §8; the Report's `guide`).
+#[derive(Debug, Clone, Serialize)]
+pub struct GuideEntry {
+    pub id: String,
+    /// The slug.
+    pub name: &'static str,
+    pub title: &'static str,
+    pub catches: &'static str,
+    pub why: &'static str,
+    pub reproduce: &'static str,
+    /// The report's engine's note ("" when there is none).
+    pub note: &'static str,
+}
+
+/// One tripwire as `inferlint explain --json` writes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Explanation {
+    pub id: String,
+    /// The slug.
+    pub name: &'static str,
+    pub title: &'static str,
+    pub catches: &'static str,
+    pub why: &'static str,
+    pub evidence: &'static str,
+    pub reproduce: &'static str,
+    pub fix: &'static str,
+    /// Engine key → its note ("" when there is none), in the order asked for.
+    #[serde(serialize_with = "crate::json::ordered_map")]
+    pub engine_notes: Vec<(&'static str, &'static str)>,
 }
 
 /// All fifteen tripwires, in number order.

@@ -12,6 +12,7 @@ pub mod counters;
 pub mod engine;
 pub mod folder;
 pub mod input;
+pub mod inputs;
 pub mod insights;
 pub mod json;
 pub mod manifest;
@@ -24,7 +25,8 @@ pub mod snapshot;
 pub mod text;
 pub mod verdict;
 
-pub use analysis::{analyze, Analysis, AnalyzeError, InputFile, Options, RunInput};
+pub use analysis::{analyze, Analysis, AnalyzeError};
 pub use engine::Engine;
+pub use inputs::{BenchInput, InputFile, NamedEngine, Options, RunInput};
 pub use report::Report;
 pub use verdict::{CheckResult, Status};

@@ -1,74 +1,31 @@
 //! The Report (`results.json`, `analyze --json`; formats.md §8.2): every verdict of the run
 //! and what the report page shows.
 
-use crate::analysis::RunInput;
+use serde::{Serialize, Serializer};
+
 use crate::bench::BenchResult;
-use crate::bootlog::BootLog;
+use crate::bootlog::{BootFacts, BootLog};
+use crate::catalog::GuideEntry;
 use crate::counters::Pair;
 use crate::engine::Engine;
+use crate::inputs::RunInput;
 use crate::insights::charts::{self, ChartInputs, Charts};
 use crate::insights::limits::{self, LimitInputs};
 use crate::insights::summary::Summary;
 use crate::insights::{account, cache, server};
-use crate::json::{obj, Json};
+use crate::json::ordered_map;
 use crate::manifest::Manifest;
 use crate::num::thousands;
 use crate::series::Series;
 use crate::verdict::{CheckResult, Status};
 
+// The Report's parts are made where they are computed; named from here too.
+pub use crate::insights::{account::Tile, fact::Fact, limits::Limit};
+
 pub const SCHEMA: &str = "inferlint.report/1";
 
-/// One "what limited this run" finding (report.md §3).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Limit {
-    pub key: String,
-    pub title: String,
-    pub text: String,
-    /// `limit` or `ok`.
-    pub tone: String,
-}
-
-/// A labelled fact ("Measured time": "1 min 34 s ...").
-#[derive(Debug, Clone, PartialEq)]
-pub struct Fact {
-    pub label: String,
-    pub value: String,
-}
-
-impl Fact {
-    pub fn new(label: impl Into<String>, value: impl Into<String>) -> Fact {
-        Fact {
-            label: label.into(),
-            value: value.into(),
-        }
-    }
-}
-
-/// A headline tile (report.md §4.2).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Tile {
-    pub key: String,
-    pub label: String,
-    pub value: String,
-    pub sub: String,
-    /// The badge: the tripwire's status when it is not a pass.
-    pub status: Option<Status>,
-}
-
-impl Tile {
-    pub fn new(key: &str, label: &str, value: String, sub: String, status: Option<Status>) -> Tile {
-        Tile {
-            key: key.into(),
-            label: label.into(),
-            value,
-            sub,
-            status,
-        }
-    }
-}
-
 /// The recording did not complete (the manifest's outcome).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Banner {
     pub state: String,
     pub stage: Option<String>,
@@ -85,8 +42,9 @@ pub struct Report {
     /// The untested-version note, when the version is outside the tested series.
     pub version_note: Option<String>,
     pub banner: Option<Banner>,
-    /// The first boot log's facts record, and the same as the report lists it.
-    pub facts: Option<Json>,
+    /// The first boot log's facts (written as its facts record), and the same as the
+    /// report lists them.
+    pub facts: Option<BootFacts>,
     pub server: Vec<Fact>,
     pub checks: Vec<CheckResult>,
     pub limits: Vec<Limit>,
@@ -123,13 +81,13 @@ pub struct ReportInputs<'a> {
 }
 
 impl Report {
-    pub fn build(i: ReportInputs<'_>) -> Report {
-        let facts = i.logs.first().map(|l| &l.facts);
-        let engine = i.engine.unwrap_or(Engine::Vllm);
-        let title = i
+    pub fn build(inputs: ReportInputs<'_>) -> Report {
+        let facts = inputs.logs.first().map(|l| &l.facts);
+        let engine = inputs.engine.unwrap_or(Engine::Vllm);
+        let title = inputs
             .title
             .clone()
-            .or_else(|| i.manifest.and_then(|m| m.title.clone()))
+            .or_else(|| inputs.manifest.and_then(|m| m.title.clone()))
             .unwrap_or_else(|| match facts {
                 None => "Tripwire report".to_string(),
                 Some(f) => {
@@ -140,50 +98,55 @@ impl Report {
                     }
                 }
             });
-        let summary = Summary::build(engine, i.pair, i.series);
-        let rejected = i
+        let summary = Summary::build(engine, inputs.pair, inputs.series);
+        let rejected = inputs
             .logs
             .first()
             .map(|l| l.classification.rejections)
             .filter(|&k| k > 0);
-        let cache = cache::compute(engine, facts, &summary, i.bench, i.requested);
+        let cache = cache::compute(engine, facts, &summary, inputs.bench, inputs.requested);
         // Seconds since the first sample: one pass over a possibly long recording.
-        let times = i.series.map(Series::times).unwrap_or_default();
+        let times = inputs.series.map(Series::times).unwrap_or_default();
         let limits = limits::build(&LimitInputs {
             engine,
-            checks: &i.checks,
+            checks: &inputs.checks,
             summary: &summary,
             cache: cache.as_ref(),
             facts,
-            bench: i.bench,
-            series: i.series,
+            bench: inputs.bench,
+            series: inputs.series,
             times: &times,
-            requested: i.requested,
+            requested: inputs.requested,
             rejected,
         });
         let charts = charts::build(&ChartInputs {
             engine,
-            series: i.series,
+            series: inputs.series,
             cache: cache.as_ref(),
-            logs: i.logs,
-            requested: i.requested,
-            usable_blocks: i.usable_blocks,
+            logs: inputs.logs,
+            requested: inputs.requested,
+            usable_blocks: inputs.usable_blocks,
             times: &times,
         });
-        let input = i.input;
-        let made_from: Vec<String> = input
+        let run_input = inputs.input;
+        let made_from: Vec<String> = run_input
             .boot_logs
             .iter()
             .chain(
-                [&input.before, &input.after, &input.series]
+                [&run_input.before, &run_input.after, &run_input.series]
                     .into_iter()
                     .flatten(),
             )
-            .chain(input.bench.iter().map(|b| &b.file))
+            .chain(run_input.bench.iter().map(|b| &b.file))
             .chain(
-                [&input.manifest, &input.gate, &input.probe, &input.teardown]
-                    .into_iter()
-                    .flatten(),
+                [
+                    &run_input.manifest,
+                    &run_input.gate,
+                    &run_input.probe,
+                    &run_input.teardown,
+                ]
+                .into_iter()
+                .flatten(),
             )
             .map(|f| crate::text::base_name(&f.name).to_string())
             .collect();
@@ -199,13 +162,13 @@ impl Report {
             if let Some(p) = f.kv_pool_tokens {
                 meta.push(format!("{}-token KV pool", thousands(p as f64)));
             }
-        } else if let Some(e) = i.engine {
+        } else if let Some(e) = inputs.engine {
             meta.push(e.display().to_string());
         }
-        if let Some(r) = i.requested {
+        if let Some(r) = inputs.requested {
             meta.push(format!("concurrency asked for: {r}"));
         }
-        let banner = i.manifest.and_then(|m| {
+        let banner = inputs.manifest.and_then(|m| {
             let state = m.outcome_state.clone()?;
             (state != "completed").then(|| Banner {
                 state,
@@ -213,31 +176,31 @@ impl Report {
                 problem: m.outcome_problem.clone(),
             })
         });
-        let account = account::account(engine, &summary, i.requested, rejected);
+        let account = account::account(engine, &summary, inputs.requested, rejected);
         let tiles = account::tiles(&account::TileInputs {
             engine,
             summary: &summary,
-            checks: &i.checks,
-            requested: i.requested,
+            checks: &inputs.checks,
+            requested: inputs.requested,
             rejected,
-            bench: i.bench,
-            has_series: i.series.is_some(),
+            bench: inputs.bench,
+            has_series: inputs.series.is_some(),
             attention_block: facts.and_then(|f| f.attention_block_size),
         });
         let test = account::test_facts(
             &summary,
             facts.and_then(|f| f.boot_seconds),
-            i.utc_offset_min,
+            inputs.utc_offset_min,
         );
-        let setup = setup_facts(&i, &summary, &made_from, engine);
-        let status_note = account::status_note(&i.checks, &summary);
+        let setup = setup_facts(&inputs, &summary, &made_from, engine);
+        let status_note = account::status_note(&inputs.checks, &summary);
         Report {
-            engine: i.engine,
+            engine: inputs.engine,
             title,
             meta,
             version_note: facts.and_then(|f| f.untested_version_note()),
             banner,
-            facts: facts.map(|f| f.to_json()),
+            facts: facts.cloned(),
             server: facts
                 .map(|f| server::facts_table(f, f.engine.unwrap_or(engine)))
                 .unwrap_or_default(),
@@ -253,9 +216,9 @@ impl Report {
                 .collect(),
             charts,
             summary,
-            requested: i.requested,
+            requested: inputs.requested,
             rejected,
-            checks: i.checks,
+            checks: inputs.checks,
             made_from,
         }
     }
@@ -273,190 +236,172 @@ impl Report {
         .map(|s| (s, self.checks.iter().filter(|c| c.status == s).count()))
         .collect()
     }
+}
 
-    pub fn to_json(&self) -> Json {
-        let facts_json = |v: &[Fact]| {
-            Json::Arr(
-                v.iter()
-                    .map(|f| {
-                        obj([
-                            ("label", Json::from(f.label.as_str())),
-                            ("value", Json::from(f.value.as_str())),
-                        ])
-                    })
-                    .collect(),
-            )
-        };
-        let engine = self.engine.unwrap_or(Engine::Vllm);
-        obj([
-            ("schema", Json::from(SCHEMA)),
-            ("engine", Json::from(self.engine.map(Engine::key))),
-            ("title", Json::from(self.title.as_str())),
-            ("facts", self.facts.clone().unwrap_or(Json::Null)),
-            (
-                "checks",
-                Json::Arr(self.checks.iter().map(CheckResult::to_json).collect()),
-            ),
-            (
-                "limits",
-                Json::Arr(
-                    self.limits
-                        .iter()
-                        .map(|l| {
-                            obj([
-                                ("key", Json::from(l.key.as_str())),
-                                ("title", Json::from(l.title.as_str())),
-                                ("text", Json::from(l.text.as_str())),
-                                ("tone", Json::from(l.tone.as_str())),
-                            ])
-                        })
-                        .collect(),
-                ),
-            ),
-            ("meta", Json::from(self.meta.clone())),
-            ("version_note", Json::from(self.version_note.clone())),
-            (
-                "banner",
-                self.banner.as_ref().map_or(Json::Null, |b| {
-                    obj([
-                        ("state", Json::from(b.state.as_str())),
-                        ("stage", Json::from(b.stage.clone())),
-                        ("problem", Json::from(b.problem.clone())),
-                    ])
-                }),
-            ),
-            ("account", Json::from(self.account.clone())),
-            (
-                "tiles",
-                Json::Arr(
-                    self.tiles
-                        .iter()
-                        .map(|t| {
-                            obj([
-                                ("key", Json::from(t.key.as_str())),
-                                ("label", Json::from(t.label.as_str())),
-                                ("value", Json::from(t.value.as_str())),
-                                ("sub", Json::from(t.sub.as_str())),
-                                ("status", Json::from(t.status.map(Status::as_str))),
-                            ])
-                        })
-                        .collect(),
-                ),
-            ),
-            ("test", facts_json(&self.test)),
-            ("setup", facts_json(&self.setup)),
-            ("summary", self.summary_json()),
-            (
-                "counts",
-                Json::Obj(
-                    self.counts()
-                        .into_iter()
-                        .map(|(st, n)| (st.as_str().to_string(), Json::from(n)))
-                        .collect(),
-                ),
-            ),
-            ("status_note", Json::from(self.status_note.clone())),
-            ("charts", self.charts.to_json()),
-            ("server", facts_json(&self.server)),
-            (
-                "glossary",
-                Json::Arr(
-                    self.glossary
-                        .iter()
-                        .map(|(k, v)| {
-                            obj([
-                                ("term", Json::from(k.as_str())),
-                                ("text", Json::from(v.as_str())),
-                            ])
-                        })
-                        .collect(),
-                ),
-            ),
-            (
-                "guide",
-                Json::Arr(
-                    crate::catalog::all()
-                        .iter()
-                        .map(|t| {
-                            obj([
-                                ("id", Json::from(t.id())),
-                                ("name", Json::from(t.slug)),
-                                ("title", Json::from(t.title)),
-                                ("catches", Json::from(t.catches)),
-                                ("why", Json::from(t.why)),
-                                ("reproduce", Json::from(t.reproduce)),
-                                ("note", Json::from(t.engine_note(engine))),
-                            ])
-                        })
-                        .collect(),
-                ),
-            ),
-            ("made_from", Json::from(self.made_from.clone())),
-        ])
+/// Written as formats.md §8.2 lays it out ([`ReportDocument`]).
+impl Serialize for Report {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        ReportDocument::of(self).serialize(s)
     }
+}
 
-    /// The headline figures as numbers, for machines.
-    fn summary_json(&self) -> Json {
-        let s = &self.summary;
-        let f = |v: Option<f64>| v.map_or(Json::Null, Json::Float);
-        obj([
-            ("restarted", Json::Bool(s.restart.is_some())),
-            ("span_s", f(s.span)),
-            ("start_wall", f(s.start_wall)),
-            ("end_wall", f(s.end_wall)),
-            ("requested", Json::from(self.requested)),
-            ("rejected", Json::from(self.rejected)),
-            ("finished", f(s.done)),
-            (
-                "finished_by_reason",
-                Json::Obj(
-                    s.reasons
-                        .iter()
-                        .map(|(r, v)| (r.to_string(), Json::Float(*v)))
-                        .collect(),
-                ),
-            ),
-            ("output_tokens", f(s.output_tokens)),
-            ("prompt_tokens", f(s.prompt_tokens)),
-            ("evictions", f(s.evictions)),
-            ("mean_latency_s", f(s.mean_latency_s)),
-            ("mean_ttft_s", f(s.mean_ttft_s)),
-            ("mean_queue_s", f(s.mean_queue_s)),
-            ("peak_running", Json::from(s.peak_running)),
-            ("interval_s", f(s.interval_s)),
-            ("samples", Json::from(s.samples)),
-            ("url", Json::from(s.url.clone())),
-        ])
+/// The Report's JSON layout (`results.json`), keys in the documented order. The keys
+/// computed for machines (`schema`, `summary`, `counts`, `guide`) are filled in here.
+#[derive(Serialize)]
+struct ReportDocument<'a> {
+    schema: &'static str,
+    engine: Option<&'static str>,
+    title: &'a str,
+    facts: Option<&'a BootFacts>,
+    checks: &'a [CheckResult],
+    limits: &'a [Limit],
+    meta: &'a [String],
+    version_note: Option<&'a str>,
+    banner: Option<&'a Banner>,
+    account: Option<&'a str>,
+    tiles: &'a [Tile],
+    test: &'a [Fact],
+    setup: &'a [Fact],
+    summary: SummaryFigures<'a>,
+    /// Status → how many results have it.
+    #[serde(serialize_with = "ordered_map")]
+    counts: Vec<(Status, usize)>,
+    status_note: Option<&'a str>,
+    charts: &'a Charts,
+    server: &'a [Fact],
+    /// Each entry as `{term, text}`.
+    #[serde(serialize_with = "glossary_entries")]
+    glossary: &'a [(String, String)],
+    guide: Vec<GuideEntry>,
+    made_from: &'a [String],
+}
+
+impl<'a> ReportDocument<'a> {
+    fn of(report: &'a Report) -> Self {
+        let engine = report.engine.unwrap_or(Engine::Vllm);
+        ReportDocument {
+            schema: SCHEMA,
+            engine: report.engine.map(Engine::key),
+            title: &report.title,
+            facts: report.facts.as_ref(),
+            checks: &report.checks,
+            limits: &report.limits,
+            meta: &report.meta,
+            version_note: report.version_note.as_deref(),
+            banner: report.banner.as_ref(),
+            account: report.account.as_deref(),
+            tiles: &report.tiles,
+            test: &report.test,
+            setup: &report.setup,
+            summary: SummaryFigures::of(report),
+            counts: report.counts(),
+            status_note: report.status_note.as_deref(),
+            charts: &report.charts,
+            server: &report.server,
+            glossary: &report.glossary,
+            guide: crate::catalog::all()
+                .iter()
+                .map(|t| t.guide_entry(engine))
+                .collect(),
+            made_from: &report.made_from,
+        }
     }
+}
+
+/// The headline figures as numbers, for machines (the Report's `summary`).
+#[derive(Serialize)]
+struct SummaryFigures<'a> {
+    restarted: bool,
+    span_s: Option<f64>,
+    start_wall: Option<f64>,
+    end_wall: Option<f64>,
+    requested: Option<i64>,
+    rejected: Option<usize>,
+    finished: Option<f64>,
+    /// Reason → finished requests.
+    #[serde(serialize_with = "ordered_map")]
+    finished_by_reason: &'a [(&'static str, f64)],
+    output_tokens: Option<f64>,
+    prompt_tokens: Option<f64>,
+    evictions: Option<f64>,
+    mean_latency_s: Option<f64>,
+    mean_ttft_s: Option<f64>,
+    mean_queue_s: Option<f64>,
+    peak_running: Option<i64>,
+    interval_s: Option<f64>,
+    samples: usize,
+    url: Option<&'a str>,
+}
+
+impl<'a> SummaryFigures<'a> {
+    fn of(report: &'a Report) -> Self {
+        let s = &report.summary;
+        SummaryFigures {
+            restarted: s.restart.is_some(),
+            span_s: s.span,
+            start_wall: s.start_wall,
+            end_wall: s.end_wall,
+            requested: report.requested,
+            rejected: report.rejected,
+            finished: s.done,
+            finished_by_reason: &s.reasons,
+            output_tokens: s.output_tokens,
+            prompt_tokens: s.prompt_tokens,
+            evictions: s.evictions,
+            mean_latency_s: s.mean_latency_s,
+            mean_ttft_s: s.mean_ttft_s,
+            mean_queue_s: s.mean_queue_s,
+            peak_running: s.peak_running,
+            interval_s: s.interval_s,
+            samples: s.samples,
+            url: s.url.as_deref(),
+        }
+    }
+}
+
+/// A glossary entry as the Report writes it.
+#[derive(Serialize)]
+struct GlossaryEntry<'a> {
+    term: &'a str,
+    text: &'a str,
+}
+
+fn glossary_entries<S: Serializer>(entries: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(
+        entries
+            .iter()
+            .map(|(term, text)| GlossaryEntry { term, text }),
+    )
 }
 
 /// "The setup" (report.md §4.4).
 fn setup_facts(
-    i: &ReportInputs<'_>,
-    s: &Summary,
+    inputs: &ReportInputs<'_>,
+    summary: &Summary,
     made_from: &[String],
     engine: Engine,
 ) -> Vec<Fact> {
     let mut out = Vec::new();
-    if let Some(r) = i.requested {
+    if let Some(r) = inputs.requested {
         out.push(Fact::new(
             "Concurrency asked for",
             format!("{r} requests at once"),
         ));
     }
-    if i.series.is_some() || i.pair.is_some() {
+    if inputs.series.is_some() || inputs.pair.is_some() {
         let mut v =
             "the load tool. inferlint sends none during the load: it only reads the server's \
                      counters."
                 .to_string();
-        if i.input.probe.is_some() {
+        if inputs.input.probe.is_some() {
             v.push_str(
-                " The recorder's probe sent its requests before the first reading, outside                  every count.",
+                " The recorder's probe sent its requests before the first reading, outside \
+                 every count.",
             );
         }
         out.push(Fact::new("Requests sent by", v));
     }
-    if let Some(series) = i.series {
+    if let Some(series) = inputs.series {
         let every = series
             .interval_s
             .map(|x| format!("every {} s, ", crate::num::shortest(x)))
@@ -466,13 +411,13 @@ fn setup_facts(
             format!("the server read {every}{} readings", series.rows.len()),
         ));
     }
-    if let Some(u) = &s.url {
+    if let Some(u) = &summary.url {
         out.push(Fact::new("Server address", u.clone()));
     }
     if !made_from.is_empty() {
         out.push(Fact::new("Made from", made_from.join(", ")));
     }
-    let (checked, missing) = account::unchecked(&i.checks, engine);
+    let (checked, missing) = account::unchecked(&inputs.checks, engine);
     let mut v = format!("{checked} of 15");
     if !missing.is_empty() {
         v.push_str(&format!(". Not here: {}", missing.join("; ")));

@@ -1,6 +1,8 @@
 //! One tripwire result (formats.md §8.1) and the exit-status rule (§8.3).
 
-use crate::json::Json;
+use serde::{Serialize, Serializer};
+
+use crate::json::{ordered_map, Json};
 
 /// The five statuses a check can return.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -46,6 +48,7 @@ impl Status {
         }
     }
 
+    /// The status its JSON spelling names.
     pub fn parse(s: &str) -> Option<Status> {
         Some(match s {
             "pass" => Status::Pass,
@@ -55,6 +58,13 @@ impl Status {
             "not_applicable" => Status::NotApplicable,
             _ => return None,
         })
+    }
+}
+
+/// Written as its JSON spelling ([`Status::as_str`]).
+impl Serialize for Status {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 
@@ -134,21 +144,34 @@ impl CheckResult {
     pub fn name(&self) -> &'static str {
         slug(self.tripwire)
     }
+}
 
-    /// The result object of formats.md §8.1.
-    pub fn to_json(&self) -> Json {
-        let mut pairs = vec![
-            ("id".to_string(), Json::Str(self.id())),
-            ("name".to_string(), Json::Str(self.name().to_string())),
-            ("status".to_string(), Json::Str(self.status.as_str().into())),
-            ("message".to_string(), Json::Str(self.message.clone())),
-            ("evidence".to_string(), Json::Obj(self.evidence.clone())),
-        ];
-        if let Some(src) = &self.source {
-            pairs.push(("source".to_string(), Json::Str(src.clone())));
+/// Written as the result object of formats.md §8.1.
+impl Serialize for CheckResult {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        ResultObject {
+            id: self.id(),
+            name: self.name(),
+            status: self.status,
+            message: &self.message,
+            evidence: &self.evidence,
+            source: self.source.as_deref(),
         }
-        Json::Obj(pairs)
+        .serialize(s)
     }
+}
+
+/// The result object's layout: `id` and `name` follow from the tripwire number.
+#[derive(Serialize)]
+struct ResultObject<'a> {
+    id: String,
+    name: &'static str,
+    status: Status,
+    message: &'a str,
+    #[serde(serialize_with = "ordered_map")]
+    evidence: &'a [(String, Json)],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<&'a str>,
 }
 
 /// Exit status for a list of results (formats.md §8.3): 1 on a fail (or a warn under
@@ -167,6 +190,7 @@ pub fn exit_status(results: &[CheckResult], strict: bool, input_unusable: bool) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::to_compact;
 
     #[test]
     fn exit_rule() {
@@ -191,8 +215,14 @@ mod tests {
             .with("engine", "vllm")
             .with("preemptions", 22.0);
         assert_eq!(
-            r.to_json().to_compact(),
+            to_compact(&r),
             r#"{"id": "T1", "name": "silent-preemption", "status": "fail", "message": "22 preemptions during the run", "evidence": {"engine": "vllm", "preemptions": 22.0}}"#
+        );
+        let mut from_log = CheckResult::new(14, Status::NotApplicable, "");
+        from_log.source = Some("boot.log".into());
+        assert_eq!(
+            to_compact(&from_log),
+            r#"{"id": "T14", "name": "null-block", "status": "not_applicable", "message": "", "evidence": {}, "source": "boot.log"}"#
         );
     }
 }

@@ -193,7 +193,7 @@ fn facts_of_the_fixture_table() {
     assert_eq!(f.available_kv_cache_gib, Some(2.51));
     assert_eq!(f.cudagraph_actual_gib, None);
     assert_eq!(f.vllm_version.as_deref(), Some("0.28.0"));
-    let rec = f.to_json();
+    let rec = parse(&analyzer::json::to_compact(&f)).unwrap();
     assert_eq!(
         rec.get("processes").unwrap().to_compact(),
         r#"{"APIServer": [163874], "EngineCore": [164098]}"#

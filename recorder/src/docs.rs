@@ -40,8 +40,7 @@ pub fn write_json_to(path: &Path, doc: &Json) -> std::io::Result<()> {
 /// Prints result objects: the JSON array under `--json`, else one line each.
 pub fn print_results(results: &[analyzer::CheckResult], json: bool) {
     if json {
-        let arr = Json::Arr(results.iter().map(|r| r.to_json()).collect());
-        println!("{}", arr.to_pretty(1));
+        println!("{}", analyzer::json::to_pretty(results, 1));
     } else {
         for r in results {
             println!(

@@ -19,7 +19,7 @@ use analyzer::checks;
 use analyzer::counters::Pair;
 use analyzer::engine::{engine_from_log, Engine};
 use analyzer::input::InputError;
-use analyzer::json::Json;
+use analyzer::json::{self, Json};
 use analyzer::series::Series;
 use analyzer::snapshot::Snapshot;
 use analyzer::text::decode_lossy;
@@ -28,8 +28,7 @@ use analyzer::verdict::{exit_status, CheckResult};
 /// Prints results as a JSON array or as terminal lines, then the count line.
 fn print_results(results: &[CheckResult], common: &Common, extra: &[String]) {
     if common.json {
-        let arr = Json::Arr(results.iter().map(CheckResult::to_json).collect());
-        println!("{}", arr.to_pretty(1));
+        println!("{}", json::to_pretty(results, 1));
         return;
     }
     let colour = render::colour();
@@ -118,13 +117,13 @@ fn optional_facts(
     Ok(Some(bootlog::read_facts(&text, named.map(|n| n.engine))))
 }
 
-pub fn preemption(a: PreemptionArgs) -> Result<i32, Exit> {
-    let named = named_engine(&a.common)?;
-    let before = snapshot_arg(&a.before).map_err(|e| input_error(&e))?;
-    let after = snapshot_arg(&a.after).map_err(|e| input_error(&e))?;
+pub fn preemption(args: PreemptionArgs) -> Result<i32, Exit> {
+    let named = named_engine(&args.common)?;
+    let before = snapshot_arg(&args.before).map_err(|e| input_error(&e))?;
+    let after = snapshot_arg(&args.after).map_err(|e| input_error(&e))?;
     let engine = check_snapshots_engine(named, &[&before, &after])?;
     let mut unusable = false;
-    let series = match &a.series {
+    let series = match &args.series {
         None => None,
         Some(p) => match series_arg(p) {
             Ok(s) => {
@@ -138,20 +137,20 @@ pub fn preemption(a: PreemptionArgs) -> Result<i32, Exit> {
             }
         },
     };
-    let facts = optional_facts(a.boot_log.as_ref(), named)?;
+    let facts = optional_facts(args.boot_log.as_ref(), named)?;
     let pair = Pair::new(&before, &after);
     let r = checks::t01_preemption::check(engine, &pair, series.as_ref(), facts.as_ref());
     let results = vec![r];
-    print_results(&results, &a.common, &[]);
-    Ok(exit_status(&results, a.common.strict, unusable))
+    print_results(&results, &args.common, &[]);
+    Ok(exit_status(&results, args.common.strict, unusable))
 }
 
-pub fn rate(a: RateArgs) -> Result<i32, Exit> {
-    let named = named_engine(&a.common)?;
-    let before = snapshot_arg(&a.before).map_err(|e| input_error(&e))?;
-    let after = snapshot_arg(&a.after).map_err(|e| input_error(&e))?;
+pub fn rate(args: RateArgs) -> Result<i32, Exit> {
+    let named = named_engine(&args.common)?;
+    let before = snapshot_arg(&args.before).map_err(|e| input_error(&e))?;
+    let after = snapshot_arg(&args.after).map_err(|e| input_error(&e))?;
     let engine = check_snapshots_engine(named, &[&before, &after])?;
-    let counter = a
+    let counter = args
         .counter
         .clone()
         .unwrap_or_else(|| engine.metrics().generation_tokens.to_string());
@@ -162,21 +161,21 @@ pub fn rate(a: RateArgs) -> Result<i32, Exit> {
         .into_iter()
         .collect();
     let results = vec![r];
-    print_results(&results, &a.common, &extra);
-    Ok(exit_status(&results, a.common.strict, false))
+    print_results(&results, &args.common, &extra);
+    Ok(exit_status(&results, args.common.strict, false))
 }
 
-pub fn series(a: SeriesArgs) -> Result<i32, Exit> {
-    let named = named_engine(&a.common)?;
-    let s = series_arg(&a.series).map_err(|e| input_error(&e))?;
-    check_series_engine(named, &a.series.display().to_string(), &s)?;
-    let facts = optional_facts(a.boot_log.as_ref(), named)?;
+pub fn series(args: SeriesArgs) -> Result<i32, Exit> {
+    let named = named_engine(&args.common)?;
+    let s = series_arg(&args.series).map_err(|e| input_error(&e))?;
+    check_series_engine(named, &args.series.display().to_string(), &s)?;
+    let facts = optional_facts(args.boot_log.as_ref(), named)?;
     let mut results = Vec::new();
     let mut usable_blocks = None;
     let engine = s.engine();
     if engine.metrics().cache_info.is_none() {
         results.push(checks::t14_null_block::not_applicable(engine));
-    } else if let Some(p) = &a.snapshot {
+    } else if let Some(p) = &args.snapshot {
         match snapshot_arg(p) {
             Ok(snap) => {
                 let (r, n) = checks::t14_null_block::check(&s, &snap);
@@ -190,27 +189,27 @@ pub fn series(a: SeriesArgs) -> Result<i32, Exit> {
         }
     }
     results.push(checks::t09_ceiling::check(&s, usable_blocks));
-    if let Some(req) = a.requested {
+    if let Some(req) = args.requested {
         if req <= 0 {
             return Err(Exit::usage("--requested must be a positive number"));
         }
         results.push(checks::t08_concurrency::check(&s, req, facts.as_ref()));
     }
-    print_results(&results, &a.common, &[]);
-    Ok(exit_status(&results, a.common.strict, false))
+    print_results(&results, &args.common, &[]);
+    Ok(exit_status(&results, args.common.strict, false))
 }
 
-pub fn check_log(a: CheckLogArgs) -> Result<i32, Exit> {
-    let named = named_engine(&a.common)?;
+pub fn check_log(args: CheckLogArgs) -> Result<i32, Exit> {
+    let named = named_engine(&args.common)?;
     let mut texts = Vec::new();
     let mut unreadable = Vec::new();
-    for p in &a.logs {
+    for p in &args.logs {
         match log_arg(p) {
             Ok((name, text)) => {
                 check_log_engine(named, &name, &text)?;
                 texts.push((name, text));
             }
-            Err(e) if a.logs.len() == 1 => return Err(input_error(&e)),
+            Err(e) if args.logs.len() == 1 => return Err(input_error(&e)),
             Err(e) => {
                 eprintln!("inferlint: {e}");
                 unreadable.push(e);
@@ -229,30 +228,29 @@ pub fn check_log(a: CheckLogArgs) -> Result<i32, Exit> {
             results.push(r);
         }
     }
-    print_results(&results, &a.common, &[]);
+    print_results(&results, &args.common, &[]);
     Ok(exit_status(
         &results,
-        a.common.strict,
+        args.common.strict,
         !unreadable.is_empty(),
     ))
 }
 
-pub fn boot_facts(a: BootFactsArgs) -> Result<i32, Exit> {
-    let named = named_engine(&a.common)?;
-    let (name, text) = log_arg(&a.log).map_err(|e| input_error(&e))?;
+pub fn boot_facts(args: BootFactsArgs) -> Result<i32, Exit> {
+    let named = named_engine(&args.common)?;
+    let (name, text) = log_arg(&args.log).map_err(|e| input_error(&e))?;
     check_log_engine(named, &name, &text)?;
     let facts = bootlog::read_facts(&text, named.map(|n| n.engine));
     if let Some(note) = facts.untested_version_note() {
         eprintln!("inferlint: {note}");
     }
-    let doc = facts.to_json();
-    if a.common.json {
-        println!("{}", doc.to_pretty(1));
-    } else if let Json::Obj(pairs) = &doc {
-        for (k, v) in pairs {
+    if args.common.json {
+        println!("{}", json::to_pretty(&facts, 1));
+    } else {
+        for (k, v) in record_entries(&facts) {
             let shown = match v {
                 Json::Null => continue,
-                Json::Arr(a) if a.is_empty() => continue,
+                Json::Arr(items) if items.is_empty() => continue,
                 Json::Obj(o) if o.is_empty() => continue,
                 Json::Str(s) => s.clone(),
                 other => other.to_compact(),
@@ -265,24 +263,33 @@ pub fn boot_facts(a: BootFactsArgs) -> Result<i32, Exit> {
             "inferlint: {name}: {} recognised line(s) had an unknown format (see `unparsed`)",
             facts.unparsed.len()
         );
-        if a.common.strict {
+        if args.common.strict {
             return Ok(2);
         }
     }
     Ok(0)
 }
 
-pub fn explain(a: ExplainArgs) -> Result<i32, Exit> {
-    let named = named_engine(&a.common)?.map(|n| n.engine);
-    let Some(q) = &a.tripwire else {
-        if a.common.json {
-            let arr = Json::Arr(
-                catalog::all()
-                    .iter()
-                    .map(|t| tripwire_json(t, named))
-                    .collect(),
-            );
-            println!("{}", arr.to_pretty(1));
+/// The facts record's entries in order, to list them: read back from the record's own
+/// JSON (which always parses).
+fn record_entries(facts: &BootFacts) -> Vec<(String, Json)> {
+    match json::parse(&json::to_compact(facts)) {
+        Ok(Json::Obj(pairs)) => pairs,
+        _ => Vec::new(),
+    }
+}
+
+pub fn explain(args: ExplainArgs) -> Result<i32, Exit> {
+    let named = named_engine(&args.common)?.map(|n| n.engine);
+    // The engines whose notes are shown: the one named, else all.
+    let engines: Vec<Engine> = named.map_or(Engine::ALL.to_vec(), |e| vec![e]);
+    let Some(q) = &args.tripwire else {
+        if args.common.json {
+            let all: Vec<catalog::Explanation> = catalog::all()
+                .iter()
+                .map(|t| t.explanation(&engines))
+                .collect();
+            println!("{}", json::to_pretty(&all, 1));
         } else {
             println!("The fifteen tripwires (inferlint explain T<n> for one):");
             for t in catalog::all() {
@@ -296,8 +303,8 @@ pub fn explain(a: ExplainArgs) -> Result<i32, Exit> {
             "{q}: no such tripwire (T1 to T15, or a name such as falling-ceiling)"
         )));
     };
-    if a.common.json {
-        println!("{}", tripwire_json(t, named).to_pretty(1));
+    if args.common.json {
+        println!("{}", json::to_pretty(&t.explanation(&engines), 1));
         return Ok(0);
     }
     println!("{} {} ({})\n", t.id(), t.title, t.slug);
@@ -306,7 +313,6 @@ pub fn explain(a: ExplainArgs) -> Result<i32, Exit> {
     println!("What inferlint reads\n  {}\n", t.evidence);
     println!("Check it\n  {}\n", t.reproduce);
     println!("What to do\n  {}", t.fix);
-    let engines: Vec<Engine> = named.map_or(Engine::ALL.to_vec(), |e| vec![e]);
     for e in engines {
         let note = t.engine_note(e);
         if !note.is_empty() {
@@ -316,41 +322,21 @@ pub fn explain(a: ExplainArgs) -> Result<i32, Exit> {
     Ok(0)
 }
 
-fn tripwire_json(t: &catalog::Tripwire, engine: Option<Engine>) -> Json {
-    let mut pairs = vec![
-        ("id".to_string(), Json::from(t.id())),
-        ("name".to_string(), Json::from(t.slug)),
-        ("title".to_string(), Json::from(t.title)),
-        ("catches".to_string(), Json::from(t.catches)),
-        ("why".to_string(), Json::from(t.why)),
-        ("evidence".to_string(), Json::from(t.evidence)),
-        ("reproduce".to_string(), Json::from(t.reproduce)),
-        ("fix".to_string(), Json::from(t.fix)),
-    ];
-    let engines: Vec<Engine> = engine.map_or(Engine::ALL.to_vec(), |e| vec![e]);
-    let notes = engines
-        .into_iter()
-        .map(|e| (e.key().to_string(), Json::from(t.engine_note(e))))
-        .collect();
-    pairs.push(("engine_notes".to_string(), Json::Obj(notes)));
-    Json::Obj(pairs)
-}
-
 /// Builds the inputs of `analyze`: explicit files win, the rest found by name.
-fn run_input(a: &AnalyzeArgs) -> Result<RunInput, Exit> {
-    let mut input = match &a.run {
+fn run_input(args: &AnalyzeArgs) -> Result<RunInput, Exit> {
+    let mut input = match &args.run {
         Some(dir) => disk::load_run_folder(dir)
             .map_err(|e| Exit::usage(format!("{}: cannot list the folder: {e}", dir.display())))?,
         None => RunInput::default(),
     };
-    if !a.boot_log.is_empty() {
-        input.boot_logs = a.boot_log.iter().map(|p| read_input(p)).collect();
+    if !args.boot_log.is_empty() {
+        input.boot_logs = args.boot_log.iter().map(|p| read_input(p)).collect();
     }
     let given = |p: &Option<PathBuf>| p.as_deref().map(read_input);
-    input.before = given(&a.before).or(input.before);
-    input.after = given(&a.after).or(input.after);
-    input.series = given(&a.series).or(input.series);
-    if let Some(p) = &a.bench_result {
+    input.before = given(&args.before).or(input.before);
+    input.after = given(&args.after).or(input.after);
+    input.series = given(&args.series).or(input.series);
+    if let Some(p) = &args.bench_result {
         input.bench = Some(BenchInput {
             file: read_input(p),
             evidence_path: p.display().to_string(),
@@ -359,27 +345,27 @@ fn run_input(a: &AnalyzeArgs) -> Result<RunInput, Exit> {
     Ok(input)
 }
 
-pub fn analyze(a: AnalyzeArgs) -> Result<i32, Exit> {
-    let named = named_engine(&a.common)?;
-    match &a.run {
+pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
+    let named = named_engine(&args.common)?;
+    match &args.run {
         Some(dir) if !dir.is_dir() => {
             return Err(Exit::usage(format!("{}: not a folder", dir.display())))
         }
-        None if a.html.is_none() => {
+        None if args.html.is_none() => {
             return Err(Exit::usage(
                 "give a run folder (or --html OUT when naming the files one by one)",
             ))
         }
         _ => {}
     }
-    if a.requested.is_some_and(|r| r <= 0) {
+    if args.requested.is_some_and(|r| r <= 0) {
         return Err(Exit::usage("--requested must be a positive number"));
     }
-    let input = run_input(&a)?;
+    let input = run_input(&args)?;
     let opts = Options {
         engine: named,
-        requested: a.requested,
-        title: a.title.clone(),
+        requested: args.requested,
+        title: args.title.clone(),
         utc_offset_min: super::local_utc_offset_min(),
     };
     let analysis = match analysis::analyze(&input, &opts) {
@@ -391,7 +377,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<i32, Exit> {
             return Err(Exit::usage("no usable run file"));
         }
         Err(AnalyzeError::NoRunFiles) => {
-            let place = a
+            let place = args
                 .run
                 .as_ref()
                 .map_or("the files named".to_string(), |d| d.display().to_string());
@@ -408,26 +394,26 @@ pub fn analyze(a: AnalyzeArgs) -> Result<i32, Exit> {
         eprintln!("inferlint: {n}");
     }
     // Written once: a long recording's chart data makes this text tens of megabytes.
-    let doc = analysis.report.to_json().to_pretty(1) + "\n";
+    let doc = json::to_pretty(&analysis.report, 1) + "\n";
     let mut written = Vec::new();
-    if let Some(dir) = &a.run {
+    if let Some(dir) = &args.run {
         let path = dir.join(analyzer::folder::RESULTS);
         match std::fs::write(&path, &doc) {
             Ok(()) => written.push(path.display().to_string()),
             Err(e) => eprintln!("inferlint: note: could not write {}: {e}", path.display()),
         }
     }
-    let html_path = a
+    let html_path = args
         .html
         .clone()
-        .or_else(|| a.run.as_ref().map(|d| d.join("report.html")));
+        .or_else(|| args.run.as_ref().map(|d| d.join("report.html")));
     if let Some(p) = html_path {
         match std::fs::write(&p, super::html::page(&analysis.report, &input, &opts)) {
             Ok(()) => written.push(p.display().to_string()),
             Err(e) => eprintln!("inferlint: note: could not write {}: {e}", p.display()),
         }
     }
-    if a.common.json {
+    if args.common.json {
         print!("{doc}");
     } else {
         let colour = render::colour();
@@ -443,5 +429,5 @@ pub fn analyze(a: AnalyzeArgs) -> Result<i32, Exit> {
         }
         println!("{count}");
     }
-    Ok(analysis.exit_status(a.common.strict))
+    Ok(analysis.exit_status(args.common.strict))
 }

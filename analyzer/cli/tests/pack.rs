@@ -30,8 +30,8 @@ fn pack_round_trip_gives_the_same_report() {
     let a = analyzer::analyze(&input, &opts).unwrap();
     let b = analyzer::analyze(&input2, &opts2).unwrap();
     assert_eq!(
-        a.report.to_json().to_compact(),
-        b.report.to_json().to_compact()
+        analyzer::json::to_compact(&a.report),
+        analyzer::json::to_compact(&b.report)
     );
     assert_eq!(input2.load_log.unwrap().bytes, Err("no such file".into()));
 }

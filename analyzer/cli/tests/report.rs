@@ -435,7 +435,8 @@ fn chart_data_matches_the_inputs() {
     );
 }
 
-/// Every report's JSON carries each section, and nothing in it is NaN by accident.
+/// Every report's JSON carries each section, keys in the documented order (formats.md
+/// §8.2), every result as formats.md §8.1 shapes it, and nothing in it is NaN by accident.
 #[test]
 fn every_folder_has_a_complete_json_report() {
     let Some(root) = common::recorded() else {
@@ -454,15 +455,74 @@ fn every_folder_has_a_complete_json_report() {
         "trtllm-1.3/pauses",
         "trtllm-1.3/qwen3-8b",
     ] {
-        let doc = report_of(&root, rel, Some(32)).to_json();
-        for key in [
-            "schema", "engine", "title", "facts", "checks", "limits", "meta", "account", "tiles",
-            "test", "setup", "summary", "counts", "charts", "server", "glossary", "guide",
-        ] {
-            assert!(doc.get(key).is_some(), "{rel}: no {key}");
+        let report = report_of(&root, rel, Some(32));
+        let text = analyzer::json::to_compact(&report);
+        let doc = analyzer::json::parse(&text).expect("the Report is JSON");
+        assert_eq!(
+            keys(&doc),
+            [
+                "schema",
+                "engine",
+                "title",
+                "facts",
+                "checks",
+                "limits",
+                "meta",
+                "version_note",
+                "banner",
+                "account",
+                "tiles",
+                "test",
+                "setup",
+                "summary",
+                "counts",
+                "status_note",
+                "charts",
+                "server",
+                "glossary",
+                "guide",
+                "made_from",
+            ],
+            "{rel}"
+        );
+        assert_eq!(
+            doc.get("schema").and_then(Json::as_str),
+            Some("inferlint.report/1")
+        );
+        let checks = doc.get("checks").unwrap().as_array().unwrap();
+        assert_eq!(checks.len(), report.checks.len(), "{rel}");
+        for (c, r) in checks.iter().zip(&report.checks) {
+            let mut want = vec!["id", "name", "status", "message", "evidence"];
+            if r.source.is_some() {
+                want.push("source");
+            }
+            assert_eq!(keys(c), want, "{rel}: {c:?}");
+            assert_eq!(c.get("id").and_then(Json::as_str), Some(r.id().as_str()));
+            assert_eq!(c.get("name").and_then(Json::as_str), Some(r.name()));
+            assert_eq!(
+                c.get("status").and_then(Json::as_str),
+                Some(r.status.as_str())
+            );
+            assert_eq!(
+                c.get("message").and_then(Json::as_str),
+                Some(r.message.as_str())
+            );
+            let evidence = c.get("evidence").and_then(Json::as_object).unwrap();
+            assert_eq!(evidence, r.evidence.as_slice(), "{rel}: evidence in order");
         }
+        let counts = doc.get("counts").unwrap();
+        assert_eq!(
+            keys(counts),
+            ["fail", "warn", "unknown", "pass", "not_applicable"]
+        );
+        let counted: i64 = counts
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter_map(|(_, n)| n.as_i64_trunc())
+            .sum();
+        assert_eq!(counted as usize, report.checks.len(), "{rel}");
         assert_eq!(doc.get("guide").unwrap().as_array().unwrap().len(), 15);
-        let text = doc.to_compact();
         assert!(!text.contains("NaN"), "{rel}: NaN in the report");
         assert!(
             matches!(
@@ -471,5 +531,80 @@ fn every_folder_has_a_complete_json_report() {
             ),
             "{rel}"
         );
+    }
+}
+
+/// An object's keys, in order.
+fn keys(doc: &Json) -> Vec<&str> {
+    doc.as_object()
+        .unwrap_or_default()
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .collect()
+}
+
+/// The report's own prose (not the inputs it quotes) never holds a run of spaces: a
+/// wrapped string literal once carried eighteen into the "Requests sent by" fact.
+#[test]
+fn report_prose_has_no_runs_of_spaces() {
+    let repo = common::workspace_root().join("fixtures");
+    let mut folders: Vec<std::path::PathBuf> =
+        ["recorded/vllm", "recorded/sglang", "recorded/trtllm"]
+            .iter()
+            .map(|rel| repo.join(rel))
+            .collect();
+    if let Some(root) = common::recorded() {
+        folders.extend(
+            ["vllm-0.30/live", "sglang-0.5/capped", "trtllm-1.3/pauses"]
+                .iter()
+                .map(|rel| root.join(rel)),
+        );
+    }
+    for dir in folders {
+        let input = inferlint::disk::load_run_folder_as(&dir, "run").unwrap();
+        let opts = Options {
+            requested: Some(32),
+            ..Options::default()
+        };
+        let report = analyze(&input, &opts).unwrap().report;
+        let text = analyzer::json::to_compact(&report);
+        let doc = analyzer::json::parse(&text).unwrap();
+        // Everything but the facts record and the evidence, which quote the inputs.
+        for key in [
+            "title",
+            "checks",
+            "limits",
+            "meta",
+            "version_note",
+            "banner",
+            "account",
+            "tiles",
+            "test",
+            "setup",
+            "status_note",
+            "charts",
+            "server",
+            "glossary",
+            "guide",
+        ] {
+            let mut strings = Vec::new();
+            prose(doc.get(key).unwrap(), &mut strings);
+            for s in strings {
+                assert!(!s.contains("  "), "{}: {key}: {s:?}", dir.display());
+            }
+        }
+    }
+}
+
+/// Every string under `v`, leaving out check evidence.
+fn prose<'a>(v: &'a Json, out: &mut Vec<&'a str>) {
+    match v {
+        Json::Str(s) => out.push(s),
+        Json::Arr(items) => items.iter().for_each(|x| prose(x, out)),
+        Json::Obj(pairs) => pairs
+            .iter()
+            .filter(|(k, _)| k != "evidence")
+            .for_each(|(_, x)| prose(x, out)),
+        _ => {}
     }
 }

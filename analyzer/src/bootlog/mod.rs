@@ -181,10 +181,6 @@ impl BootFacts {
             _ => None,
         }
     }
-    /// The facts record of bootlog.md §2.9, keys in that order.
-    pub fn to_json(&self) -> Json {
-        record::record(self)
-    }
     /// The untested-version note of §2.10, when the version is not a tested series.
     pub fn untested_version_note(&self) -> Option<String> {
         let version = self.version()?;

@@ -1,13 +1,38 @@
 //! "What happened" (report.md §4): the plain account, the headline tiles, the test and
 //! setup facts; and the results' status note (§5).
 
+use serde::Serialize;
+
 use crate::engine::Engine;
 use crate::num::{fixed, shortest, thousands};
-use crate::report::{Fact, Tile};
 use crate::verdict::{CheckResult, Status};
 
+use super::fact::Fact;
 use super::format::{clock_span, duration, wait_ms};
 use super::summary::Summary;
+
+/// A headline tile (report.md §4.2).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Tile {
+    pub key: String,
+    pub label: String,
+    pub value: String,
+    pub sub: String,
+    /// The badge: the tripwire's status when it is not a pass.
+    pub status: Option<Status>,
+}
+
+impl Tile {
+    pub fn new(key: &str, label: &str, value: String, sub: String, status: Option<Status>) -> Tile {
+        Tile {
+            key: key.into(),
+            label: label.into(),
+            value,
+            sub,
+            status,
+        }
+    }
+}
 
 fn find(checks: &[CheckResult], n: u8) -> Option<&CheckResult> {
     checks
@@ -112,16 +137,16 @@ pub struct TileInputs<'a> {
 }
 
 /// §4.2, in order, each when its source exists.
-pub fn tiles(i: &TileInputs<'_>) -> Vec<Tile> {
+pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
     let (engine, s, checks, requested, rejected, bench) = (
-        i.engine,
-        i.summary,
-        i.checks,
-        i.requested,
-        i.rejected,
-        i.bench,
+        inputs.engine,
+        inputs.summary,
+        inputs.checks,
+        inputs.requested,
+        inputs.rejected,
+        inputs.bench,
     );
-    let (has_series, attention_block) = (i.has_series, i.attention_block);
+    let (has_series, attention_block) = (inputs.has_series, inputs.attention_block);
     let mut out = Vec::new();
     let badge = |c: Option<&CheckResult>| c.map(|c| c.status).filter(|&st| st != Status::Pass);
     if has_series {
@@ -230,9 +255,9 @@ pub fn tiles(i: &TileInputs<'_>) -> Vec<Tile> {
 }
 
 /// §4.3 "The test".
-pub fn test_facts(s: &Summary, boot_seconds: Option<f64>, utc_offset_min: i32) -> Vec<Fact> {
+pub fn test_facts(summary: &Summary, boot_seconds: Option<f64>, utc_offset_min: i32) -> Vec<Fact> {
     let mut out = Vec::new();
-    if let Some(d) = s.span {
+    if let Some(d) = summary.span {
         let mut v = duration(d);
         if d >= 60.0 {
             v.push_str(&format!(" ({} s)", fixed(d, 1)));
@@ -240,7 +265,7 @@ pub fn test_facts(s: &Summary, boot_seconds: Option<f64>, utc_offset_min: i32) -
         v.push_str(", from the before to the after reading");
         out.push(Fact::new("Measured time", v));
     }
-    if let (Some(a), Some(b)) = (s.start_wall, s.end_wall) {
+    if let (Some(a), Some(b)) = (summary.start_wall, summary.end_wall) {
         out.push(Fact::new("Clock time", clock_span(a, b, utc_offset_min)));
     }
     if let Some(b) = boot_seconds {
@@ -249,9 +274,9 @@ pub fn test_facts(s: &Summary, boot_seconds: Option<f64>, utc_offset_min: i32) -
             format!("{}, before the test (from the boot log)", duration(b)),
         ));
     }
-    if let Some(done) = s.done {
+    if let Some(done) = summary.done {
         let mut v = shortest(done);
-        if !s.reasons.is_empty() {
+        if !summary.reasons.is_empty() {
             let words = [
                 ("length", "reached their token limit"),
                 ("stop", "were ended by the model"),
@@ -261,11 +286,11 @@ pub fn test_facts(s: &Summary, boot_seconds: Option<f64>, utc_offset_min: i32) -
             let mut bits: Vec<String> = words
                 .iter()
                 .filter_map(|(r, w)| {
-                    let n = s.reasons.iter().find(|(k, _)| k == r)?.1;
+                    let n = summary.reasons.iter().find(|(k, _)| k == r)?.1;
                     (n > 0.0).then(|| format!("{} {w}", shortest(n)))
                 })
                 .collect();
-            match s.errors() {
+            match summary.errors() {
                 Some(e) if e > 0.0 => bits.push(format!("{} ended with an error", shortest(e))),
                 _ => bits.push("no errors".into()),
             }
@@ -273,31 +298,31 @@ pub fn test_facts(s: &Summary, boot_seconds: Option<f64>, utc_offset_min: i32) -
         }
         out.push(Fact::new("Requests finished", v));
     }
-    let per = |x: f64| match s.done {
+    let per = |x: f64| match summary.done {
         Some(d) if d > 0.0 => format!(" ({} per request)", thousands(x / d)),
         _ => String::new(),
     };
-    if let Some(o) = s.output_tokens {
+    if let Some(o) = summary.output_tokens {
         out.push(Fact::new(
             "Output tokens generated",
             format!("{}{}", thousands(o), per(o)),
         ));
     }
-    if let Some(p) = s.prompt_tokens {
+    if let Some(p) = summary.prompt_tokens {
         out.push(Fact::new(
             "Prompt tokens read",
             format!("{}{}", thousands(p), per(p)),
         ));
     }
-    if let Some(l) = s.mean_latency_s {
+    if let Some(l) = summary.mean_latency_s {
         out.push(Fact::new(
             "Average time per request",
             format!("{} s", fixed(l, 1)),
         ));
     }
-    if let Some(t) = s.mean_ttft_s {
+    if let Some(t) = summary.mean_ttft_s {
         let mut v = format!("{} s", fixed(t, 1));
-        if let Some(q) = s.mean_queue_s {
+        if let Some(q) = summary.mean_queue_s {
             v.push_str(&format!(", {} s of it waiting in the queue", fixed(q, 1)));
         }
         out.push(Fact::new("Average wait for the first token", v));
@@ -375,7 +400,7 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
 }
 
 /// §5 status note, only when something failed.
-pub fn status_note(checks: &[CheckResult], s: &Summary) -> Option<String> {
+pub fn status_note(checks: &[CheckResult], summary: &Summary) -> Option<String> {
     let failed: Vec<&CheckResult> = checks.iter().filter(|c| c.status == Status::Fail).collect();
     if failed.is_empty() {
         return None;
@@ -398,7 +423,7 @@ pub fn status_note(checks: &[CheckResult], s: &Summary) -> Option<String> {
     let mut note = "The server worked; the failures concern the measurement, so some numbers \
                     from this run cannot be taken at face value."
         .to_string();
-    if let (Some(done), Some(0.0)) = (s.done, s.errors()) {
+    if let (Some(done), Some(0.0)) = (summary.done, summary.errors()) {
         note.push_str(&format!(
             " The server finished {} requests with no errors.",
             shortest(done)

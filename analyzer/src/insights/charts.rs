@@ -1,18 +1,19 @@
 //! The data behind every chart of the report (report.md §6, §7): the front ends draw
-//! these values and compute nothing.
+//! these values and compute nothing. Each chart serializes as the Report writes it.
+
+use serde::{Serialize, Serializer};
 
 use crate::blocks::ceiling;
 use crate::bootlog::{BootFacts, BootLog};
 use crate::checks::t09_ceiling::SATURATED;
 use crate::engine::Engine;
-use crate::json::{obj, Json};
 use crate::num::{fixed, shortest, thousands};
 use crate::series::Series;
 
 use super::cache::CacheMath;
 
 /// One line of a time chart; `values[i]` belongs to `t[i]`, `None` is a gap.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChartLine {
     pub key: String,
     pub label: String,
@@ -22,7 +23,7 @@ pub struct ChartLine {
 }
 
 /// A marked moment, e.g. "4 preemptions at 16.2 s".
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Marker {
     pub t: f64,
     pub count: f64,
@@ -30,7 +31,7 @@ pub struct Marker {
 }
 
 /// A chart over time (seconds since the first sample on x).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TimeChart {
     pub key: String,
     pub title: String,
@@ -38,30 +39,63 @@ pub struct TimeChart {
     pub y_label: String,
     /// A fixed top of the y axis (100 for percentages), else from the data.
     pub y_max: Option<f64>,
+    /// Decimals of each line's values in the data table.
+    pub decimals: usize,
     pub t: Vec<f64>,
     pub lines: Vec<ChartLine>,
     pub markers: Vec<Marker>,
-    /// A horizontal reference line and its label ("asked for 32").
+    /// A horizontal reference line and its label ("asked for 32"): `{value, label}`.
+    #[serde(serialize_with = "reference_line")]
     pub reference: Option<(f64, String)>,
-    /// Decimals of each line's values in the data table.
-    pub decimals: usize,
 }
 
 /// A bar chart; `bars` are (label, value) in display order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BarChart {
     pub key: String,
     pub title: String,
     pub caption: String,
     pub unit: String,
-    pub bars: Vec<(String, f64)>,
     /// Column headings of the data table.
     pub columns: (String, String),
     pub decimals: usize,
+    /// Each bar as `{label, value}`.
+    #[serde(serialize_with = "labelled_bars")]
+    pub bars: Vec<(String, f64)>,
+}
+
+/// A labelled value: a bar, or a reference line.
+#[derive(Serialize)]
+struct Labelled<'a> {
+    label: &'a str,
+    value: f64,
+}
+
+/// A reference line as `{value, label}`.
+#[derive(Serialize)]
+struct Reference<'a> {
+    value: f64,
+    label: &'a str,
+}
+
+fn reference_line<S: Serializer>(r: &Option<(f64, String)>, s: S) -> Result<S::Ok, S::Error> {
+    r.as_ref()
+        .map(|(value, label)| Reference {
+            value: *value,
+            label,
+        })
+        .serialize(s)
+}
+
+fn labelled_bars<S: Serializer>(bars: &[(String, f64)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(bars.iter().map(|(label, value)| Labelled {
+        label,
+        value: *value,
+    }))
 }
 
 /// Every chart the run's inputs allow, in the report's order.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Charts {
     /// Opens the section (e.g. why the tokens-per-second chart is left out).
     pub note: Option<String>,
@@ -87,58 +121,58 @@ pub struct ChartInputs<'a> {
     pub times: &'a [f64],
 }
 
-pub fn build(i: &ChartInputs<'_>) -> Charts {
+pub fn build(inputs: &ChartInputs<'_>) -> Charts {
     let mut c = Charts {
-        cache: i.cache.map(cache_chart),
-        pools: pools_chart(i.logs),
-        memory: i.logs.first().and_then(|l| memory_chart(&l.facts)),
+        cache: inputs.cache.map(cache_chart),
+        pools: pools_chart(inputs.logs),
+        memory: inputs.logs.first().and_then(|l| memory_chart(&l.facts)),
         ..Charts::default()
     };
-    if let Some(s) = i.series {
-        let t = i.times;
-        if s.rows.len() >= 2 && t.len() == s.rows.len() {
-            c.requests = Some(requests_chart(i, s, t));
-            c.kv = Some(kv_chart(i, s, t));
-            if i.engine.tokens_at_finish() {
+    if let Some(series) = inputs.series {
+        let times = inputs.times;
+        if series.rows.len() >= 2 && times.len() == series.rows.len() {
+            c.requests = Some(requests_chart(inputs, series, times));
+            c.kv = Some(kv_chart(inputs, series, times));
+            if inputs.engine.tokens_at_finish() {
                 c.note = Some(format!(
                     "The output-tokens-per-second chart is left out: {} counts a request's \
                      tokens only when it finishes, so readings during the run show completions, \
                      not generation. The load tool's figure and T10 cover the whole run.",
-                    i.engine.display()
+                    inputs.engine.display()
                 ));
             } else {
-                c.tokens = tokens_chart(s, t);
+                c.tokens = tokens_chart(series, times);
             }
         }
-        c.levels = levels_chart(s, t, i.requested);
+        c.levels = levels_chart(series, times, inputs.requested);
     }
     c
 }
 
-fn cache_chart(m: &CacheMath) -> BarChart {
+fn cache_chart(math: &CacheMath) -> BarChart {
     let mut caption = format!(
         "Each request holds its prompt and its output so far in the cache, about {} tokens at the end",
-        thousands(m.per_request)
+        thousands(math.per_request)
     );
-    if m.at_full != m.per_request {
-        if let Some(b) = m.block {
+    if math.at_full != math.per_request {
+        if let Some(b) = math.block {
             caption.push_str(&format!(
                 ", {} in whole {b}-token blocks",
-                thousands(m.at_full)
+                thousands(math.at_full)
             ));
         }
     }
     caption.push_str(&format!(
         ". All {} at the end of their output need {} tokens; ",
-        m.n,
-        thousands(m.need)
+        math.n,
+        thousands(math.need)
     ));
-    if m.need > m.pool as f64 {
-        caption.push_str(&format!("{} of them fit.", m.fit));
+    if math.need > math.pool as f64 {
+        caption.push_str(&format!("{} of them fit.", math.fit));
     } else {
         caption.push_str(&format!(
             "{} tokens to spare.",
-            thousands(m.pool as f64 - m.need)
+            thousands(math.pool as f64 - math.need)
         ));
     }
     BarChart {
@@ -147,8 +181,8 @@ fn cache_chart(m: &CacheMath) -> BarChart {
         caption,
         unit: "tokens".into(),
         bars: vec![
-            ("KV cache".into(), m.pool as f64),
-            (format!("{} requests at full length", m.n), m.need),
+            ("KV cache".into(), math.pool as f64),
+            (format!("{} requests at full length", math.n), math.need),
         ],
         columns: ("".into(), "tokens".into()),
         decimals: 0,
@@ -156,23 +190,23 @@ fn cache_chart(m: &CacheMath) -> BarChart {
 }
 
 /// Eviction markers: wherever the counter rises above its previous reading.
-fn markers(engine: Engine, s: &Series, t: &[f64]) -> Vec<Marker> {
+fn markers(engine: Engine, series: &Series, times: &[f64]) -> Vec<Marker> {
     let mut out = Vec::new();
     let mut last: Option<f64> = None;
     let word = engine.eviction_word();
-    for (k, r) in s.rows.iter().enumerate() {
+    for (k, r) in series.rows.iter().enumerate() {
         let Some(v) = r.preemptions else { continue };
         if let Some(prev) = last {
             if v > prev {
                 let n = v - prev;
                 out.push(Marker {
-                    t: t[k],
+                    t: times[k],
                     count: n,
                     label: format!(
                         "{} {word}{} at {} s",
                         shortest(n),
                         if n == 1.0 { "" } else { "s" },
-                        fixed(t[k], 1)
+                        fixed(times[k], 1)
                     ),
                 });
             }
@@ -182,13 +216,13 @@ fn markers(engine: Engine, s: &Series, t: &[f64]) -> Vec<Marker> {
     out
 }
 
-fn requests_chart(i: &ChartInputs<'_>, s: &Series, t: &[f64]) -> TimeChart {
-    let fit: Vec<Option<f64>> = s
+fn requests_chart(inputs: &ChartInputs<'_>, series: &Series, times: &[f64]) -> TimeChart {
+    let fit: Vec<Option<f64>> = series
         .rows
         .iter()
         .map(|r| match (r.running, r.kv_usage) {
             (Some(run), Some(u)) if u >= SATURATED && run > 0.0 => {
-                ceiling(run, u, i.usable_blocks).map(|c| c as f64)
+                ceiling(run, u, inputs.usable_blocks).map(|c| c as f64)
             }
             _ => None,
         })
@@ -199,11 +233,11 @@ fn requests_chart(i: &ChartInputs<'_>, s: &Series, t: &[f64]) -> TimeChart {
          is at least {}% full).",
         fixed(SATURATED * 100.0, 0)
     );
-    if i.engine.evictions_counted() {
-        caption.push_str(&format!(" Marks show {}s.", i.engine.eviction_word()));
+    if inputs.engine.evictions_counted() {
+        caption.push_str(&format!(" Marks show {}s.", inputs.engine.eviction_word()));
     }
-    if i.engine.gauges_lag() {
-        caption.push_str(&lag_note(i.engine));
+    if inputs.engine.gauges_lag() {
+        caption.push_str(&lag_note(inputs.engine));
     }
     TimeChart {
         key: "requests".into(),
@@ -211,24 +245,26 @@ fn requests_chart(i: &ChartInputs<'_>, s: &Series, t: &[f64]) -> TimeChart {
         caption,
         y_label: "requests".into(),
         y_max: None,
-        t: t.to_vec(),
+        t: times.to_vec(),
         lines: vec![
             line(
                 "running",
                 "running",
                 "line",
-                s.rows.iter().map(|r| r.running).collect(),
+                series.rows.iter().map(|r| r.running).collect(),
             ),
             line(
                 "waiting",
                 "waiting",
                 "line",
-                s.rows.iter().map(|r| r.waiting).collect(),
+                series.rows.iter().map(|r| r.waiting).collect(),
             ),
             line("fit", "fit in cache", "step", fit),
         ],
-        markers: markers(i.engine, s, t),
-        reference: i.requested.map(|r| (r as f64, format!("asked for {r}"))),
+        markers: markers(inputs.engine, series, times),
+        reference: inputs
+            .requested
+            .map(|r| (r as f64, format!("asked for {r}"))),
         decimals: 0,
     }
 }
@@ -250,21 +286,21 @@ fn line(key: &str, label: &str, kind: &str, values: Vec<Option<f64>>) -> ChartLi
     }
 }
 
-fn kv_chart(i: &ChartInputs<'_>, s: &Series, t: &[f64]) -> TimeChart {
+fn kv_chart(inputs: &ChartInputs<'_>, series: &Series, times: &[f64]) -> TimeChart {
     let mut caption = "Share of the KV cache holding requests.".to_string();
-    if let Some(n) = i.usable_blocks {
+    if let Some(n) = inputs.usable_blocks {
         caption.push_str(&format!(
             " The gauge moves in steps of 1/{n}: one block is held back (T14)."
         ));
     }
-    if i.engine == Engine::Sglang {
+    if inputs.engine == Engine::Sglang {
         caption.push_str(
             " SGLang reports its fullest memory pool, rounded to 1%: for a hybrid model that \
              can be the per-request state slots rather than the KV cache.",
         );
     }
-    if i.engine.gauges_lag() {
-        caption.push_str(&lag_note(i.engine));
+    if inputs.engine.gauges_lag() {
+        caption.push_str(&lag_note(inputs.engine));
     }
     TimeChart {
         key: "kv".into(),
@@ -272,17 +308,18 @@ fn kv_chart(i: &ChartInputs<'_>, s: &Series, t: &[f64]) -> TimeChart {
         caption,
         y_label: "% in use".into(),
         y_max: Some(100.0),
-        t: t.to_vec(),
+        t: times.to_vec(),
         lines: vec![line(
             "kv",
             "% in use",
             "area",
-            s.rows
+            series
+                .rows
                 .iter()
                 .map(|r| r.kv_usage.map(|u| u * 100.0))
                 .collect(),
         )],
-        markers: markers(i.engine, s, t),
+        markers: markers(inputs.engine, series, times),
         reference: None,
         decimals: 1,
     }
@@ -290,16 +327,19 @@ fn kv_chart(i: &ChartInputs<'_>, s: &Series, t: &[f64]) -> TimeChart {
 
 /// Output tokens per second over a sliding one-second window: for each sample i, j is
 /// the earliest sample with t_i − t_j ≤ 1 s; (g_i − g_j) / (t_i − t_j).
-fn tokens_chart(s: &Series, t: &[f64]) -> Option<TimeChart> {
-    let mut values = Vec::with_capacity(t.len());
+fn tokens_chart(series: &Series, times: &[f64]) -> Option<TimeChart> {
+    let mut values = Vec::with_capacity(times.len());
     let mut j = 0;
-    for k in 0..t.len() {
-        while t[k] - t[j] > 1.0 {
+    for k in 0..times.len() {
+        while times[k] - times[j] > 1.0 {
             j += 1;
         }
-        let v = match (s.rows[k].generation_tokens, s.rows[j].generation_tokens) {
-            (Some(gi), Some(gj)) if j != k && gi >= gj && t[k] > t[j] => {
-                Some((gi - gj) / (t[k] - t[j]))
+        let v = match (
+            series.rows[k].generation_tokens,
+            series.rows[j].generation_tokens,
+        ) {
+            (Some(gi), Some(gj)) if j != k && gi >= gj && times[k] > times[j] => {
+                Some((gi - gj) / (times[k] - times[j]))
             }
             _ => None,
         };
@@ -313,7 +353,7 @@ fn tokens_chart(s: &Series, t: &[f64]) -> Option<TimeChart> {
             .into(),
         y_label: "tokens/s".into(),
         y_max: None,
-        t: t.to_vec(),
+        t: times.to_vec(),
         lines: vec![line("tokens", "tokens/s", "line", values)],
         markers: Vec::new(),
         reference: None,
@@ -322,12 +362,14 @@ fn tokens_chart(s: &Series, t: &[f64]) -> Option<TimeChart> {
 }
 
 /// Time spent at each running count: each pair's first sample's running (whole) gets dt.
-fn levels_chart(s: &Series, t: &[f64], requested: Option<i64>) -> Option<BarChart> {
+fn levels_chart(series: &Series, times: &[f64], requested: Option<i64>) -> Option<BarChart> {
     let mut at: std::collections::BTreeMap<i64, f64> = std::collections::BTreeMap::new();
-    for k in 0..t.len().min(s.rows.len()).saturating_sub(1) {
-        let Some(r) = s.rows[k].running else { continue };
+    for k in 0..times.len().min(series.rows.len()).saturating_sub(1) {
+        let Some(r) = series.rows[k].running else {
+            continue;
+        };
         let level = r.trunc() as i64;
-        let dt = t[k + 1] - t[k];
+        let dt = times[k + 1] - times[k];
         if level > 0 && dt > 0.0 {
             *at.entry(level).or_default() += dt;
         }
@@ -382,12 +424,12 @@ fn pools_chart(logs: &[BootLog]) -> Option<BarChart> {
     })
 }
 
-fn memory_chart(f: &BootFacts) -> Option<BarChart> {
+fn memory_chart(facts: &BootFacts) -> Option<BarChart> {
     let parts: Vec<(String, f64)> = [
-        ("Model weights", f.model_load_gib),
-        ("KV cache", f.available_kv_cache_gib),
-        ("CUDA graphs", f.cudagraph_actual_gib),
-        ("Activation peak", f.peak_activation_gib),
+        ("Model weights", facts.model_load_gib),
+        ("KV cache", facts.available_kv_cache_gib),
+        ("CUDA graphs", facts.cudagraph_actual_gib),
+        ("Activation peak", facts.peak_activation_gib),
     ]
     .into_iter()
     .filter_map(|(k, v)| v.filter(|&g| g != 0.0).map(|g| (k.to_string(), g)))
@@ -403,119 +445,4 @@ fn memory_chart(f: &BootFacts) -> Option<BarChart> {
         columns: ("part".into(), "GiB".into()),
         decimals: 2,
     })
-}
-
-fn opt_json(v: Option<f64>) -> Json {
-    v.map_or(Json::Null, Json::Float)
-}
-
-impl TimeChart {
-    pub fn to_json(&self) -> Json {
-        obj([
-            ("key", Json::from(self.key.as_str())),
-            ("title", Json::from(self.title.as_str())),
-            ("caption", Json::from(self.caption.as_str())),
-            ("y_label", Json::from(self.y_label.as_str())),
-            ("y_max", opt_json(self.y_max)),
-            ("decimals", Json::from(self.decimals)),
-            (
-                "t",
-                Json::Arr(self.t.iter().map(|&x| Json::Float(x)).collect()),
-            ),
-            (
-                "lines",
-                Json::Arr(
-                    self.lines
-                        .iter()
-                        .map(|l| {
-                            obj([
-                                ("key", Json::from(l.key.as_str())),
-                                ("label", Json::from(l.label.as_str())),
-                                ("kind", Json::from(l.kind.as_str())),
-                                (
-                                    "values",
-                                    Json::Arr(l.values.iter().map(|&v| opt_json(v)).collect()),
-                                ),
-                            ])
-                        })
-                        .collect(),
-                ),
-            ),
-            (
-                "markers",
-                Json::Arr(
-                    self.markers
-                        .iter()
-                        .map(|m| {
-                            obj([
-                                ("t", Json::Float(m.t)),
-                                ("count", Json::Float(m.count)),
-                                ("label", Json::from(m.label.as_str())),
-                            ])
-                        })
-                        .collect(),
-                ),
-            ),
-            (
-                "reference",
-                match &self.reference {
-                    Some((v, label)) => obj([
-                        ("value", Json::Float(*v)),
-                        ("label", Json::from(label.as_str())),
-                    ]),
-                    None => Json::Null,
-                },
-            ),
-        ])
-    }
-}
-
-impl BarChart {
-    pub fn to_json(&self) -> Json {
-        obj([
-            ("key", Json::from(self.key.as_str())),
-            ("title", Json::from(self.title.as_str())),
-            ("caption", Json::from(self.caption.as_str())),
-            ("unit", Json::from(self.unit.as_str())),
-            (
-                "columns",
-                Json::Arr(vec![
-                    Json::from(self.columns.0.as_str()),
-                    Json::from(self.columns.1.as_str()),
-                ]),
-            ),
-            ("decimals", Json::from(self.decimals)),
-            (
-                "bars",
-                Json::Arr(
-                    self.bars
-                        .iter()
-                        .map(|(l, v)| {
-                            obj([
-                                ("label", Json::from(l.as_str())),
-                                ("value", Json::Float(*v)),
-                            ])
-                        })
-                        .collect(),
-                ),
-            ),
-        ])
-    }
-}
-
-impl Charts {
-    pub fn to_json(&self) -> Json {
-        let t = |c: &Option<TimeChart>| c.as_ref().map_or(Json::Null, TimeChart::to_json);
-        let b = |c: &Option<BarChart>| c.as_ref().map_or(Json::Null, BarChart::to_json);
-        obj([
-            ("note", Json::from(self.note.clone())),
-            ("cache", b(&self.cache)),
-            ("requests", t(&self.requests)),
-            ("kv", t(&self.kv)),
-            ("tokens", t(&self.tokens)),
-            ("levels", b(&self.levels)),
-            ("pools", b(&self.pools)),
-            ("memory", b(&self.memory)),
-        ])
-    }
 }

@@ -2,18 +2,29 @@
 //! concurrency, the waiting, the pace — each computed from the inputs with its formula
 //! stated next to the code.
 
+use serde::Serialize;
+
 use crate::bench::BenchResult;
 use crate::bootlog::BootFacts;
 use crate::checks::t08_concurrency::explain_cap;
 use crate::engine::Engine;
 use crate::num::{fixed, thousands};
-use crate::report::Limit;
 use crate::series::Series;
 use crate::verdict::{CheckResult, Status};
 
 use super::cache::CacheMath;
 use super::format::wait_ms;
 use super::summary::Summary;
+
+/// One "what limited this run" finding (report.md §3).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Limit {
+    pub key: String,
+    pub title: String,
+    pub text: String,
+    /// `limit` or `ok`.
+    pub tone: String,
+}
 
 /// What the findings draw on.
 pub struct LimitInputs<'a> {
@@ -67,23 +78,23 @@ fn rejected_clause(rejected: Option<usize>) -> String {
     }
 }
 
-pub fn build(i: &LimitInputs<'_>) -> Vec<Limit> {
-    if i.summary.restart.is_some() {
+pub fn build(inputs: &LimitInputs<'_>) -> Vec<Limit> {
+    if inputs.summary.restart.is_some() {
         return Vec::new();
     }
-    let t8 = find(i.checks, 8);
+    let t8 = find(inputs.checks, 8);
     let short = t8.is_some_and(|c| c.status == Status::Fail);
     let peak = t8
         .and_then(|c| c.evidence("peak_running"))
         .and_then(|v| v.as_f64())
         .map(crate::num::shortest);
-    let evicted = evicted_phrase(i.engine, i.checks);
+    let evicted = evicted_phrase(inputs.engine, inputs.checks);
     let mut out = Vec::new();
     let concurrency_text = || {
-        let open = match i.requested {
+        let open = match inputs.requested {
             Some(r) => format!(
                 "The load kept {r} requests open{}",
-                rejected_clause(i.rejected)
+                rejected_clause(inputs.rejected)
             ),
             None => "The load sent more requests".to_string(),
         };
@@ -91,7 +102,7 @@ pub fn build(i: &LimitInputs<'_>) -> Vec<Limit> {
             "{open}, but the server ran at most {} at once.",
             peak.clone().unwrap_or_default()
         );
-        if let Some(cap) = i.facts.and_then(BootFacts::running_cap_info) {
+        if let Some(cap) = inputs.facts.and_then(BootFacts::running_cap_info) {
             let peak_n = t8
                 .and_then(|c| c.evidence("peak_running"))
                 .and_then(|v| v.as_f64())
@@ -102,7 +113,7 @@ pub fn build(i: &LimitInputs<'_>) -> Vec<Limit> {
         }
         text
     };
-    match i.cache {
+    match inputs.cache {
         Some(c) => out.push(cache_finding(
             c,
             short,
@@ -124,10 +135,10 @@ pub fn build(i: &LimitInputs<'_>) -> Vec<Limit> {
         }
         None => {}
     }
-    if let Some(w) = waiting(i, short) {
+    if let Some(w) = waiting(inputs, short) {
         out.push(w);
     }
-    if let Some(p) = pace(i) {
+    if let Some(p) = pace(inputs) {
         out.push(p);
     }
     out
@@ -204,8 +215,8 @@ fn cache_finding(
 
 /// §3.3: the load tool's median and p99 time to first token, else the server's mean queue
 /// time.
-fn waiting(i: &LimitInputs<'_>, short: bool) -> Option<Limit> {
-    let b = i.bench;
+fn waiting(inputs: &LimitInputs<'_>, short: bool) -> Option<Limit> {
+    let b = inputs.bench;
     if let (Some(med), Some(p99)) = (
         b.and_then(|b| b.median_ttft_ms),
         b.and_then(|b| b.p99_ttft_ms),
@@ -249,7 +260,7 @@ fn waiting(i: &LimitInputs<'_>, short: bool) -> Option<Limit> {
             ));
         }
     }
-    let q = i.summary.mean_queue_s?;
+    let q = inputs.summary.mean_queue_s?;
     (q >= 1.0).then(|| {
         limit(
             "waiting",
@@ -287,16 +298,16 @@ pub fn busy_average(series: &Series, t: &[f64]) -> Option<(f64, Option<f64>)> {
 }
 
 /// §3.4: how many of the n requests were busy on average.
-fn pace(i: &LimitInputs<'_>) -> Option<Limit> {
-    let n = i.requested?;
+fn pace(inputs: &LimitInputs<'_>) -> Option<Limit> {
+    let n = inputs.requested?;
     let nf = n as f64;
     let open = format!(
         "The load kept {n} requests open{}",
-        rejected_clause(i.rejected)
+        rejected_clause(inputs.rejected)
     );
-    let client_tps = i.bench.and_then(|b| b.output_throughput);
-    if !i.engine.gauges_lag() {
-        if let Some((mean, rec_tps)) = i.series.and_then(|s| busy_average(s, i.times)) {
+    let client_tps = inputs.bench.and_then(|b| b.output_throughput);
+    if !inputs.engine.gauges_lag() {
+        if let Some((mean, rec_tps)) = inputs.series.and_then(|s| busy_average(s, inputs.times)) {
             let mut text = format!(
                 "{open}; the recording shows {} running on average while the server was busy",
                 fixed(mean, 1)
@@ -316,8 +327,8 @@ fn pace(i: &LimitInputs<'_>) -> Option<Limit> {
         }
     }
     // TPOT · throughput: requests between their first and last token on average.
-    let s = i.summary;
-    let tpot = i.bench.and_then(|b| b.mean_tpot_ms).or_else(|| {
+    let s = inputs.summary;
+    let tpot = inputs.bench.and_then(|b| b.mean_tpot_ms).or_else(|| {
         let (lat, ttft, out, done) = (s.mean_latency_s?, s.mean_ttft_s?, s.output_tokens?, s.done?);
         let per = out / done;
         (per > 1.0 && lat - ttft > 0.0).then(|| 1000.0 * (lat - ttft) / (per - 1.0))
@@ -334,11 +345,11 @@ fn pace(i: &LimitInputs<'_>) -> Option<Limit> {
         thousands(c),
         fixed(tpot / 1000.0, 4)
     );
-    if i.engine.gauges_lag() && i.series.is_some() {
+    if inputs.engine.gauges_lag() && inputs.series.is_some() {
         text.push_str(&format!(
             " {}'s running gauge moves only when a request completes, so the recording cannot \
              give the number running.",
-            i.engine.display()
+            inputs.engine.display()
         ));
     }
     let title = format!(

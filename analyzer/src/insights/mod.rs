@@ -5,6 +5,7 @@
 pub mod account;
 pub mod cache;
 pub mod charts;
+pub mod fact;
 pub mod format;
 pub mod limits;
 pub mod server;

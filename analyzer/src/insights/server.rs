@@ -5,8 +5,9 @@ use crate::bootlog::BootFacts;
 use crate::engine::Engine;
 use crate::json::Json;
 use crate::num::{fixed, thousands};
-use crate::report::Fact;
 use crate::text::base_name;
+
+use super::fact::Fact;
 
 /// SGLang settings that change what is measured (the others are not listed).
 const SGLANG_SETTINGS: [&str; 15] = [
@@ -37,11 +38,11 @@ fn setting_text(v: &Json) -> String {
     }
 }
 
-fn settings(f: &BootFacts, engine: Engine) -> String {
+fn settings(facts: &BootFacts, engine: Engine) -> String {
     let mut pairs: Vec<(String, String)> = Vec::new();
     match engine {
         Engine::Vllm => {
-            if let Some(Json::Obj(args)) = &f.non_default_args {
+            if let Some(Json::Obj(args)) = &facts.non_default_args {
                 for (k, v) in args {
                     if k != "model" && k != "model_tag" {
                         pairs.push((k.clone(), setting_text(v)));
@@ -50,7 +51,7 @@ fn settings(f: &BootFacts, engine: Engine) -> String {
             }
         }
         Engine::Sglang => {
-            if let Some(Json::Obj(args)) = &f.server_args {
+            if let Some(Json::Obj(args)) = &facts.server_args {
                 for (k, v) in args {
                     if SGLANG_SETTINGS.contains(&k.as_str()) && !v.is_null() {
                         pairs.push((k.clone(), setting_text(v)));
@@ -71,24 +72,27 @@ fn settings(f: &BootFacts, engine: Engine) -> String {
         .join(", ")
 }
 
-pub fn facts_table(f: &BootFacts, engine: Engine) -> Vec<Fact> {
+pub fn facts_table(facts: &BootFacts, engine: Engine) -> Vec<Fact> {
     let dash = || "–".to_string();
     let mut out = vec![
         Fact::new(
             engine.display(),
-            f.version().map_or_else(dash, str::to_string),
+            facts.version().map_or_else(dash, str::to_string),
         ),
         Fact::new(
             "Model",
-            f.model().map_or_else(dash, |m| base_name(m).to_string()),
+            facts
+                .model()
+                .map_or_else(dash, |m| base_name(m).to_string()),
         ),
         Fact::new(
             "KV pool",
-            f.kv_pool_tokens
+            facts
+                .kv_pool_tokens
                 .map_or_else(dash, |p| format!("{} tokens", thousands(p as f64))),
         ),
     ];
-    let block = match (f.page_size, f.attention_block_size) {
+    let block = match (facts.page_size, facts.attention_block_size) {
         (Some(p), _) => format!("{p} token{} (page size)", if p == 1 { "" } else { "s" }),
         (None, Some(b)) => format!("{b} tokens"),
         (None, None) => "16 tokens (default)".into(),
@@ -96,26 +100,27 @@ pub fn facts_table(f: &BootFacts, engine: Engine) -> Vec<Fact> {
     out.push(Fact::new("Attention block", block));
     out.push(Fact::new(
         "Attention backend",
-        if f.selected_backends.is_empty() {
+        if facts.selected_backends.is_empty() {
             dash()
         } else {
-            f.selected_backends.join(", ")
+            facts.selected_backends.join(", ")
         },
     ));
     out.push(Fact::new(
         "Draft model backend",
-        if f.drafter_backends.is_empty() {
+        if facts.drafter_backends.is_empty() {
             "none".into()
         } else {
-            f.drafter_backends.join(", ")
+            facts.drafter_backends.join(", ")
         },
     ));
     out.push(Fact::new(
         "Memory for KV cache",
-        f.available_kv_cache_gib
+        facts
+            .available_kv_cache_gib
             .map_or_else(dash, |g| format!("{} GiB", shortest_gib(g))),
     ));
-    let graphs = match (f.cudagraphs, f.cudagraph_actual_gib) {
+    let graphs = match (facts.cudagraphs, facts.cudagraph_actual_gib) {
         (Some(false), _) => "off".to_string(),
         (_, Some(g)) => format!("on, {} GiB", shortest_gib(g)),
         (Some(true), None) => "on".into(),
@@ -124,19 +129,19 @@ pub fn facts_table(f: &BootFacts, engine: Engine) -> Vec<Fact> {
     out.push(Fact::new("CUDA graphs", graphs));
     out.push(Fact::new(
         "Boot line 'maximum concurrency'",
-        match (f.max_concurrency, f.max_concurrency_request_len) {
+        match (facts.max_concurrency, facts.max_concurrency_request_len) {
             (Some(x), Some(l)) => format!("{}x at {} tokens", fixed(x, 2), thousands(l as f64)),
             _ => dash(),
         },
     ));
     out.push(Fact::new(
         "Model load",
-        match (f.model_load_gib, f.model_load_s) {
+        match (facts.model_load_gib, facts.model_load_s) {
             (Some(g), Some(s)) => format!("{} GiB in {} s", shortest_gib(g), fixed(s, 0)),
             _ => dash(),
         },
     ));
-    out.push(Fact::new("Server settings", settings(f, engine)));
+    out.push(Fact::new("Server settings", settings(facts, engine)));
     out
 }
 

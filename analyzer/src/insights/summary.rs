@@ -55,17 +55,17 @@ impl Summary {
         s
     }
 
-    fn fill_from_pair(&mut self, engine: Engine, p: &Pair<'_>) -> Result<(), Restart> {
+    fn fill_from_pair(&mut self, engine: Engine, pair: &Pair<'_>) -> Result<(), Restart> {
         let m = engine.metrics();
-        self.span = p.span().ok().map(|s| s.seconds);
-        let (w0, w1) = (p.before.t_wall, p.after.t_wall);
+        self.span = pair.span().ok().map(|s| s.seconds);
+        let (w0, w1) = (pair.before.t_wall, pair.after.t_wall);
         if !w0.is_nan() && !w1.is_nan() {
             self.start_wall = Some(w0);
             self.end_wall = Some(w1);
         }
         if let Some(label) = m.finished_reason_label {
             for reason in FINISH_REASONS {
-                if let Some(d) = p.delta(m.requests_finished, &[(label, reason)], None)? {
+                if let Some(d) = pair.delta(m.requests_finished, &[(label, reason)], None)? {
                     self.reasons.push((reason, d));
                 }
             }
@@ -73,16 +73,16 @@ impl Summary {
                 self.done = Some(self.reasons.iter().map(|(_, d)| d).sum());
             }
         } else {
-            self.done = p.delta(m.requests_finished, &[], None)?;
+            self.done = pair.delta(m.requests_finished, &[], None)?;
         }
-        self.output_tokens = p.delta(m.generation_tokens, &[], None)?;
-        self.prompt_tokens = p.delta(m.prompt_tokens, &[], None)?;
+        self.output_tokens = pair.delta(m.generation_tokens, &[], None)?;
+        self.prompt_tokens = pair.delta(m.prompt_tokens, &[], None)?;
         if let Some(ev) = m.evictions {
-            self.evictions = p.delta(ev, &[], m.evictions_witness)?;
+            self.evictions = pair.delta(ev, &[], m.evictions_witness)?;
         }
-        self.mean_latency_s = p.histogram_mean(m.e2e_latency)?;
-        self.mean_ttft_s = p.histogram_mean(m.ttft)?;
-        self.mean_queue_s = p.histogram_mean(m.queue_time)?;
+        self.mean_latency_s = pair.histogram_mean(m.e2e_latency)?;
+        self.mean_ttft_s = pair.histogram_mean(m.ttft)?;
+        self.mean_queue_s = pair.histogram_mean(m.queue_time)?;
         Ok(())
     }
 

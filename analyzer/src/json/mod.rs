@@ -10,7 +10,7 @@ mod de;
 mod write;
 
 pub use de::{from_json, DocError};
-pub use write::{to_compact, to_pretty, write_float, PyFormatter};
+pub use write::{ordered_map, to_compact, to_pretty, write_float, PyFormatter};
 
 /// A JSON value. Numbers remember whether they were written as integers, because the
 /// spec distinguishes `2` from `2.0` in places (start identity, evidence types).

@@ -180,6 +180,17 @@ pub fn to_pretty<T: Serialize + ?Sized>(value: &T, indent: usize) -> String {
     write_with(value, PyFormatter::pretty(indent))
 }
 
+/// Writes key/value pairs as one object, in their order (evidence, counts, process
+/// lists): `#[serde(serialize_with = "crate::json::ordered_map")]` on a `Vec<(K, V)>`.
+pub fn ordered_map<K, V, S>(pairs: &[(K, V)], s: S) -> Result<S::Ok, S::Error>
+where
+    K: Serialize,
+    V: Serialize,
+    S: Serializer,
+{
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
+}
+
 impl Serialize for Json {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
