@@ -263,7 +263,7 @@ fn tokenize_and_render_agree_with_what_generation_counts() {
 }
 
 #[test]
-fn completion_stream_chunks_and_whole_replies_have_vllm_fields() {
+fn completion_stream_chunks_whole_replies_and_usage_flags() {
     let s = vllm("cl-shapes", &["--enable-prompt-tokens-details"]);
     let chunks = parse(&call(s.port, "POST", "/v1/completions", &[], ROUTER_COMPLETION).events());
     assert_eq!(chunks.len(), 9);
@@ -301,6 +301,16 @@ fn completion_stream_chunks_and_whole_replies_have_vllm_fields() {
     assert_eq!(whole["usage"]["completion_tokens"], 3);
     assert_eq!(whole["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
     assert!(whole["usage"]["completion_tokens_details"].is_null());
+    drop(s);
+
+    // --enable-force-include-usage: usage on every chunk though the client asked none.
+    let s = vllm("cl-force", &["--enable-force-include-usage"]);
+    let plain = r#"{"model":"m","prompt":"a b","max_tokens":2,"stream":true}"#;
+    let chunks = parse(&call(s.port, "POST", "/v1/completions", &[], plain).events());
+    assert_eq!(chunks.len(), 3);
+    assert_eq!(chunks[0]["usage"]["completion_tokens"], 1);
+    assert_eq!(chunks[2]["usage"]["total_tokens"], 4);
+    assert!(chunks[2]["usage"].get("prompt_tokens_details").is_none());
 }
 
 #[test]
