@@ -1,26 +1,32 @@
-//! The HTTP face shared by the three engines: OpenAI completions (streamed and not),
-//! models, health, version, metrics, and each engine's extra routes. What differs per
-//! engine (metric text, access-log format, health during warm-up, admission control,
-//! injected crashes) comes in through `Server`.
+//! The HTTP face shared by the three engines: the route table of each engine, health,
+//! models, version, metrics, load, and the hand-off to the generation and tokenizer
+//! routes. What differs per engine (metric text, access-log format, health during
+//! warm-up, admission control, injected crashes) comes in through `Server`.
+//!
+//! Methods follow the real servers (FastAPI): a known path asked with another method
+//! answers 405 with `allow`, an unknown path 404. Prometheus text is served by a mounted
+//! ASGI app there, which answers any method, so `HEAD /metrics` is a 200 whose body
+//! hyper leaves out (it knows the request was HEAD).
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
-use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::{Method, Request, Response};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
 
 use crate::body::SimBody;
+use crate::complete;
 use crate::log::{self, Style};
-use crate::sched::{Event, Shared, Submit};
+use crate::openai::Api;
+use crate::prompt::Vocab;
+use crate::sched::Shared;
+use crate::tokenize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -34,6 +40,17 @@ pub enum Kind {
 pub struct HttpCount {
     pub count: u64,
     pub created: f64,
+}
+
+/// Serving switches of the OpenAI layer (vLLM's flags of the same names).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApiOptions {
+    /// `--enable-prompt-tokens-details`: `usage.prompt_tokens_details.cached_tokens`.
+    pub prompt_tokens_details: bool,
+    /// `--enable-server-load-tracking`: `/load` counts requests in flight.
+    pub load_tracking: bool,
+    /// `--enable-force-include-usage`: usage on every stream, chunk by chunk.
+    pub force_include_usage: bool,
 }
 
 pub type MetricsFn = Box<dyn Fn(&Server) -> String + Send + Sync>;
@@ -68,9 +85,14 @@ pub struct Server {
     pub http: Mutex<BTreeMap<(String, String, u16), HttpCount>>,
     pub trt_iter_json: bool,
     pub pid: u32,
+    pub api: ApiOptions,
+    /// Word ↔ id table of `/tokenize` and `/detokenize`.
+    pub vocab: Mutex<Vocab>,
+    /// Generation requests between arrival and their last byte (vLLM's `/load`).
+    pub in_flight: AtomicUsize,
 }
 
-fn json_resp(status: u16, v: &Value) -> Response<SimBody> {
+pub fn json_resp(status: u16, v: &Value) -> Response<SimBody> {
     Response::builder()
         .status(status)
         .header("content-type", "application/json")
@@ -123,79 +145,143 @@ impl Server {
     }
 }
 
+/// How a path is served: by one method, or by the mounted Prometheus app (any method).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Get,
+    Post,
+    Mounted,
+}
+
+fn route(srv: &Server, path: &str) -> Option<Route> {
+    use Route::*;
+    let r = match (srv.kind, path) {
+        (_, "/health" | "/v1/models") => Get,
+        (_, "/v1/completions" | "/v1/chat/completions") => Post,
+        (Kind::Vllm, "/version" | "/load") => Get,
+        (Kind::Vllm, "/metrics") => Mounted,
+        (
+            Kind::Vllm,
+            "/tokenize" | "/detokenize" | "/v1/completions/render" | "/v1/chat/completions/render",
+        ) => Post,
+        (
+            Kind::Sglang,
+            "/health_generate" | "/get_server_info" | "/model_info" | "/get_model_info"
+            | "/get_load",
+        ) => Get,
+        (Kind::Sglang, "/metrics") if srv.metrics_enabled => Mounted,
+        (Kind::Sglang, "/generate") => Post,
+        (Kind::Trt, "/version" | "/metrics") => Get,
+        (Kind::Trt, "/prometheus/metrics") => Mounted,
+        _ => return None,
+    };
+    Some(r)
+}
+
+fn not_found() -> Response<SimBody> {
+    json_resp(404, &json!({"detail": "Not Found"}))
+}
+
 async fn handle(srv: Arc<Server>, peer: SocketAddr, req: Request<Incoming>) -> Response<SimBody> {
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let m = method.as_str().to_string();
-    let resp = match (srv.kind, &method, path.as_str()) {
-        (_, &Method::GET, "/health") => {
-            if srv.healthy.load(Ordering::SeqCst) {
-                text_resp(200, "application/json", String::new())
-            } else {
-                text_resp(503, "application/json", String::new())
-            }
-        }
-        (Kind::Sglang, &Method::GET, "/health_generate") => {
-            let s = if srv.healthy.load(Ordering::SeqCst) {
-                200
-            } else {
-                503
+    let resp = match route(&srv, &path) {
+        None => not_found(),
+        Some(Route::Mounted) => metrics(&srv).await,
+        Some(Route::Get) if method == Method::GET => get(&srv, &path),
+        Some(Route::Post) if method == Method::POST => {
+            let request_id = req
+                .headers()
+                .get("x-request-id")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let body = read_json(req).await;
+            let api = match path.as_str() {
+                "/v1/completions" => Some(Api::Completion),
+                "/v1/chat/completions" => Some(Api::Chat),
+                "/generate" => Some(Api::Generate),
+                _ => None,
             };
-            text_resp(s, "application/json", String::new())
+            if let Some(api) = api {
+                // The generation flow logs its own outcome (a stream logs at its start).
+                return complete::serve(srv, peer, &path, request_id, body, api).await;
+            }
+            let (status, v) = tokenize::serve(&srv, &path, request_id.as_deref(), body);
+            json_resp(status, &v)
         }
-        (_, &Method::GET, "/v1/models") => json_resp(
+        Some(r) => {
+            let allow = if r == Route::Get { "GET" } else { "POST" };
+            let mut resp = json_resp(405, &json!({"detail": "Method Not Allowed"}));
+            resp.headers_mut()
+                .insert("allow", hyper::header::HeaderValue::from_static(allow));
+            resp
+        }
+    };
+    srv.done(&peer, &m, &path, resp.status().as_u16());
+    resp
+}
+
+/// The engines' GET routes, all answered from state at hand.
+fn get(srv: &Server, path: &str) -> Response<SimBody> {
+    let healthy = srv.healthy.load(Ordering::SeqCst);
+    match path {
+        "/health" | "/health_generate" => text_resp(
+            if healthy { 200 } else { 503 },
+            "application/json",
+            String::new(),
+        ),
+        "/v1/models" => json_resp(
             200,
             &json!({"object": "list", "data": [{
                 "id": srv.served_name, "object": "model", "created": srv.start_unix as u64,
                 "owned_by": match srv.kind { Kind::Vllm => "vllm", Kind::Sglang => "sglang", Kind::Trt => "tensorrt_llm" },
                 "root": srv.model_path, "parent": null, "max_model_len": srv.max_model_len}]}),
         ),
-        (Kind::Vllm | Kind::Trt, &Method::GET, "/version") => {
-            json_resp(200, &json!({"version": srv.version}))
+        "/version" => json_resp(200, &json!({"version": srv.version})),
+        // vLLM counts in-flight requests only when asked to track them.
+        "/load" => {
+            let n = if srv.api.load_tracking {
+                srv.in_flight.load(Ordering::SeqCst)
+            } else {
+                0
+            };
+            json_resp(200, &json!({ "server_load": n }))
         }
-        (Kind::Sglang, &Method::GET, "/get_server_info") => {
+        "/get_server_info" => {
             let mut v = srv.server_info.clone();
             if let Value::Object(o) = &mut v {
                 o.insert("version".into(), json!(srv.version));
             }
             json_resp(200, &v)
         }
-        (Kind::Sglang, &Method::GET, "/model_info") => json_resp(
+        "/model_info" | "/get_model_info" => json_resp(
             200,
             &json!({"model_path": srv.model_path, "tokenizer_path": srv.model_path, "is_generation": true}),
         ),
-        (Kind::Vllm | Kind::Sglang, &Method::GET, "/metrics") => {
-            if !srv.metrics_enabled {
-                json_resp(404, &json!({"detail": "Not Found"}))
-            } else {
-                metrics(&srv).await
-            }
-        }
-        (Kind::Trt, &Method::GET, "/prometheus/metrics") => metrics(&srv).await,
-        (Kind::Trt, &Method::GET, "/metrics") => {
+        "/get_load" => json_resp(200, &sglang_load(srv)),
+        "/metrics" => {
+            // TensorRT-LLM's /metrics is its iteration-stats JSON.
             let v = if srv.trt_iter_json {
-                trt_iter_stats(&srv)
+                trt_iter_stats(srv)
             } else {
                 json!([])
             };
             json_resp(200, &v)
         }
-        (_, &Method::POST, "/v1/completions") => {
-            let body = read_json(req).await;
-            return completion(srv, peer, &path, body, Api::Completion).await;
-        }
-        (_, &Method::POST, "/v1/chat/completions") => {
-            let body = read_json(req).await;
-            return completion(srv, peer, &path, body, Api::Chat).await;
-        }
-        (Kind::Sglang, &Method::POST, "/generate") => {
-            let body = read_json(req).await;
-            return completion(srv, peer, &path, body, Api::Generate).await;
-        }
-        _ => json_resp(404, &json!({"detail": "Not Found"})),
-    };
-    srv.done(&peer, &m, &path, resp.status().as_u16());
-    resp
+        _ => not_found(),
+    }
+}
+
+/// SGLang's `/get_load`: one entry per data-parallel rank (`GetLoadReqOutput`).
+fn sglang_load(srv: &Server) -> Value {
+    let st = srv.engine.stats.lock().unwrap();
+    json!([{
+        "dp_rank": 0,
+        "num_reqs": st.running + st.waiting,
+        "num_waiting_reqs": st.waiting,
+        "num_tokens": st.used_blocks * srv.engine.cfg.block_size,
+    }])
 }
 
 async fn metrics(srv: &Arc<Server>) -> Response<SimBody> {
@@ -237,249 +323,4 @@ fn trt_iter_stats(srv: &Server) -> Value {
 async fn read_json(req: Request<Incoming>) -> Option<Value> {
     let b = req.into_body().collect().await.ok()?.to_bytes();
     serde_json::from_slice(&b).ok()
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Api {
-    Completion,
-    Chat,
-    Generate,
-}
-
-/// Tokens in a prompt: one per whitespace-separated word, or the length of a token-id list.
-/// The bench personality builds prompts of exactly N words, so both sides agree.
-pub fn count_tokens(v: &Value) -> usize {
-    match v {
-        Value::String(s) => s.split_whitespace().count().max(1),
-        Value::Array(a) if a.iter().all(Value::is_number) => a.len().max(1),
-        Value::Array(a) => a.first().map(count_tokens).unwrap_or(1),
-        _ => 1,
-    }
-}
-
-const WORDS: &[&str] = &[
-    " the", " of", " and", " to", " a", " in", " is", " it", " that", " on",
-];
-
-fn rand_id() -> String {
-    let n = crate::model::start_noise();
-    format!("{:016x}", (n * 1e15) as u64 ^ log::unix_now().to_bits())
-}
-
-async fn completion(
-    srv: Arc<Server>,
-    peer: SocketAddr,
-    path: &str,
-    body: Option<Value>,
-    api: Api,
-) -> Response<SimBody> {
-    let Some(body) = body else {
-        let r = json_resp(
-            400,
-            &json!({"error": {"message": "invalid JSON body", "type": "BadRequestError", "code": 400}}),
-        );
-        srv.done(&peer, "POST", path, 400);
-        return r;
-    };
-    let prompt = match api {
-        Api::Completion => body.get("prompt").map(count_tokens).unwrap_or(1),
-        Api::Chat => {
-            let words: usize = body
-                .get("messages")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|m| m.get("content"))
-                        .map(|c| match c {
-                            Value::String(s) => s.split_whitespace().count(),
-                            other => count_tokens(other),
-                        })
-                        .sum()
-                })
-                .unwrap_or(0);
-            // The chat template's own tokens.
-            words + 9
-        }
-        Api::Generate => body
-            .get("text")
-            .or_else(|| body.get("input_ids"))
-            .map(count_tokens)
-            .unwrap_or(1),
-    };
-    let max_tokens = match api {
-        Api::Generate => body
-            .pointer("/sampling_params/max_new_tokens")
-            .and_then(Value::as_u64),
-        _ => body
-            .get("max_tokens")
-            .or_else(|| body.get("max_completion_tokens"))
-            .and_then(Value::as_u64),
-    }
-    .unwrap_or(16)
-    .max(1) as usize;
-    let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    let include_usage = body
-        .pointer("/stream_options/include_usage")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-
-    if prompt + max_tokens > srv.max_model_len {
-        let msg = format!(
-            "This model's maximum context length is {} tokens. However, you requested {} tokens ({} in the messages, {} in the completion). Please reduce the length of the messages or completion.",
-            srv.max_model_len, prompt + max_tokens, prompt, max_tokens
-        );
-        srv.done(&peer, "POST", path, 400);
-        return json_resp(
-            400,
-            &json!({"error": {"message": msg, "type": "BadRequestError", "param": null, "code": 400}}),
-        );
-    }
-
-    let req_id = match api {
-        Api::Chat => format!("chatcmpl-{}", rand_id()),
-        _ => format!("cmpl-{}", rand_id()),
-    };
-    // Admission control (vLLM --max-num-queued-reqs): turn the request away at once.
-    if let Some(max) = srv.max_queued {
-        let cur = srv.engine.in_queue.load(Ordering::SeqCst);
-        if cur >= max {
-            if let Some(f) = &srv.on_reject {
-                f(&req_id, cur, max);
-            }
-            srv.done(&peer, "POST", path, 503);
-            return json_resp(
-                503,
-                &json!({"error": {
-                "message": "The engine is currently busy and cannot accept new requests. Please try again later or on a different instance.",
-                "type": "ServiceUnavailableError", "param": null, "code": 503}}),
-            );
-        }
-    }
-    let n = srv.requests_seen.fetch_add(1, Ordering::SeqCst) + 1;
-    if srv.crash_at == Some(n) {
-        if let Some(f) = &srv.on_crash {
-            srv.done(&peer, "POST", path, 500);
-            f(n);
-        }
-        return json_resp(
-            500,
-            &json!({"error": {"message": "EngineCore encountered an issue.", "code": 500}}),
-        );
-    }
-
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let arrived = Instant::now();
-    srv.engine.submit(Submit {
-        prompt,
-        max_tokens,
-        streaming: stream,
-        tx,
-        arrived,
-    });
-    let created = log::unix_now() as u64;
-    let model = srv.served_name.clone();
-
-    if !stream {
-        let mut text = String::new();
-        let mut produced = 0usize;
-        let mut reason = "length";
-        loop {
-            match rx.recv().await {
-                Some(Event::Token) => {
-                    text.push_str(WORDS[produced % WORDS.len()]);
-                    produced += 1;
-                }
-                Some(Event::Done { reason: r }) => {
-                    reason = r;
-                    break;
-                }
-                Some(Event::Error(e)) => {
-                    srv.done(&peer, "POST", path, 500);
-                    return json_resp(500, &json!({"error": {"message": e, "code": 500}}));
-                }
-                None => break,
-            }
-        }
-        let usage = json!({"prompt_tokens": prompt, "total_tokens": prompt + produced, "completion_tokens": produced});
-        let v = match api {
-            Api::Completion => {
-                json!({"id": req_id, "object": "text_completion", "created": created, "model": model,
-                "choices": [{"index": 0, "text": text, "logprobs": null, "finish_reason": reason, "stop_reason": null}],
-                "usage": usage})
-            }
-            Api::Chat => {
-                json!({"id": req_id, "object": "chat.completion", "created": created, "model": model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "logprobs": null, "finish_reason": reason, "stop_reason": null}],
-                "usage": usage})
-            }
-            Api::Generate => {
-                json!({"text": text, "meta_info": {"id": req_id, "finish_reason": {"type": reason, "length": produced},
-                "prompt_tokens": prompt, "completion_tokens": produced, "cached_tokens": 0}})
-            }
-        };
-        srv.done(&peer, "POST", path, 200);
-        return json_resp(200, &v);
-    }
-
-    // Streamed: uvicorn logs the 200 as soon as the response starts.
-    srv.done(&peer, "POST", path, 200);
-    let (btx, brx) = mpsc::unbounded_channel::<Bytes>();
-    tokio::spawn(async move {
-        let mut produced = 0usize;
-        let mut text_so_far = String::new();
-        loop {
-            let ev = rx.recv().await;
-            let (delta, finish) = match ev {
-                Some(Event::Token) => {
-                    let w = WORDS[produced % WORDS.len()];
-                    produced += 1;
-                    (w.to_string(), None)
-                }
-                Some(Event::Done { reason }) => (String::new(), Some(reason)),
-                Some(Event::Error(e)) => {
-                    let _ = btx.send(Bytes::from(format!(
-                        "data: {}\n\n",
-                        json!({"error": {"message": e, "code": 500}})
-                    )));
-                    break;
-                }
-                None => break,
-            };
-            let chunk = match api {
-                Api::Completion => {
-                    json!({"id": req_id, "object": "text_completion", "created": created, "model": model,
-                    "choices": [{"index": 0, "text": delta, "logprobs": null, "finish_reason": finish, "stop_reason": null}]})
-                }
-                Api::Chat => {
-                    json!({"id": req_id, "object": "chat.completion.chunk", "created": created, "model": model,
-                    "choices": [{"index": 0, "delta": {"content": delta}, "logprobs": null, "finish_reason": finish}]})
-                }
-                Api::Generate => {
-                    text_so_far.push_str(&delta);
-                    json!({"text": text_so_far, "meta_info": {"id": req_id, "prompt_tokens": prompt, "completion_tokens": produced,
-                        "finish_reason": finish.map(|r| json!({"type": r, "length": produced}))}})
-                }
-            };
-            if btx.send(Bytes::from(format!("data: {chunk}\n\n"))).is_err() {
-                // The client went away: dropping rx aborts the request in the engine.
-                return;
-            }
-            if finish.is_some() {
-                if include_usage && api != Api::Generate {
-                    let u = json!({"id": req_id, "object": if api == Api::Chat {"chat.completion.chunk"} else {"text_completion"},
-                        "created": created, "model": model, "choices": [],
-                        "usage": {"prompt_tokens": prompt, "total_tokens": prompt + produced, "completion_tokens": produced}});
-                    let _ = btx.send(Bytes::from(format!("data: {u}\n\n")));
-                }
-                let _ = btx.send(Bytes::from_static(b"data: [DONE]\n\n"));
-                break;
-            }
-        }
-    });
-    Response::builder()
-        .status(StatusCode::OK)
-        .header("content-type", "text/event-stream; charset=utf-8")
-        .header("cache-control", "no-cache")
-        .body(SimBody::Chan(brx))
-        .expect("response")
 }

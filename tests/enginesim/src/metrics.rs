@@ -281,11 +281,15 @@ pub fn vllm(srv: &Server) -> String {
     let c = &srv.engine.cfg;
     let blocks = st.total_blocks + 1;
     let info = format!(
-        "block_size=\"{}\",cache_dtype=\"auto\",enable_prefix_caching=\"True\",engine=\"0\",gpu_memory_utilization=\"{}\",is_attention_free=\"False\",kv_cache_size_tokens=\"{}\",num_cpu_blocks=\"None\",num_gpu_blocks=\"{}\",num_gpu_blocks_override=\"None\",sliding_window=\"None\"",
+        "block_size=\"{}\",cache_dtype=\"auto\",enable_prefix_caching=\"True\",engine=\"0\",gpu_memory_utilization=\"{}\",is_attention_free=\"False\",kv_cache_size_tokens=\"{}\",num_cpu_blocks=\"None\",num_gpu_blocks=\"{}\",num_gpu_blocks_override=\"{}\",sliding_window=\"None\"",
         c.block_size,
         srv.server_info.get("gpu_memory_utilization").and_then(|v| v.as_f64()).unwrap_or(0.9),
         srv.server_info.get("kv_pool_tokens").and_then(|v| v.as_u64()).unwrap_or((blocks * c.block_size) as u64),
-        blocks
+        blocks,
+        srv.server_info
+            .get("num_gpu_blocks_override")
+            .and_then(|v| v.as_u64())
+            .map_or("None".to_string(), |n| n.to_string())
     );
     o.gauge(
         "vllm:cache_config_info",
@@ -293,11 +297,11 @@ pub fn vllm(srv: &Server) -> String {
         &info,
         1.0,
     );
-    // The HTTP instrumentator skips /metrics and /health.
+    // The HTTP instrumentator skips /metrics, /health and /load.
     let http = srv.http.lock().unwrap().clone();
     let rows: Vec<_> = http
         .iter()
-        .filter(|((p, _, _), _)| p != "/metrics" && p != "/health")
+        .filter(|((p, _, _), _)| !["/metrics", "/health", "/load"].contains(&p.as_str()))
         .collect();
     if !rows.is_empty() {
         let help = "Total number of requests by method, status and handler.";

@@ -41,8 +41,11 @@ pub struct EngineCfg {
 
 #[derive(Debug)]
 pub enum Event {
-    Token,
-    Done { reason: &'static str },
+    /// One generated token; the request's last one carries why it finished, and is
+    /// sent only after the finish is counted, so a client that has it sees the counters.
+    Token {
+        finish: Option<&'static str>,
+    },
     Error(String),
 }
 
@@ -458,9 +461,10 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
                 if s.first_token.is_none() {
                     s.first_token = Some(now);
                 }
-                let _ = s.sub.tx.send(Event::Token);
                 if s.generated >= s.sub.max_tokens {
                     done_idx.push(k);
+                } else {
+                    let _ = s.sub.tx.send(Event::Token { finish: None });
                 }
             }
         }
@@ -514,7 +518,9 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
             b.e2e.observe(f.e2e_s);
             st.last_finished = Some(f);
             drop(st);
-            let _ = s.sub.tx.send(Event::Done { reason: "length" });
+            let _ = s.sub.tx.send(Event::Token {
+                finish: Some("length"),
+            });
         }
         {
             let mut st = sh.stats.lock().unwrap();

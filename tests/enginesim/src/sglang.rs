@@ -248,6 +248,9 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             http: Mutex::new(Default::default()),
             trt_iter_json: false,
             pid: children[0],
+            api: Default::default(),
+            vocab: Default::default(),
+            in_flight: Default::default(),
         });
         tokio::spawn(http::serve(listener, srv.clone()));
         log::sglang(&format!("INFO:     Started server process [{pid}]"));
@@ -269,7 +272,7 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
                 arrived: Instant::now(),
             });
             while let Some(ev) = rx.recv().await {
-                if matches!(ev, Event::Done { .. } | Event::Error(_)) {
+                if matches!(ev, Event::Token { finish: Some(_) } | Event::Error(_)) {
                     break;
                 }
             }

@@ -237,6 +237,9 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             http: Mutex::new(Default::default()),
             trt_iter_json: iter_stats,
             pid,
+            api: Default::default(),
+            vocab: Default::default(),
+            in_flight: Default::default(),
         });
         tokio::spawn(http::serve(listener, srv));
         log::raw(&format!("INFO:     Started server process [{pid}]"));

@@ -103,28 +103,26 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
     }
     let cg = if eager { 0.0 } else { preset.cudagraph_gib };
     let desired = util * model::total_gib();
-    let (num_blocks, avail_gib) = match a.num::<usize>("sim-kv-blocks")? {
-        Some(n) => (
-            n,
-            round2(
-                n as f64 * preset.vllm_block_mib * block_size as f64
-                    / preset.vllm_block_size as f64
-                    / 1024.0,
-            ),
-        ),
-        None => {
-            let avail = round2(desired - consumed - preset.peak_gib).max(0.0);
-            let per_block_mib =
-                preset.vllm_block_mib * block_size as f64 / preset.vllm_block_size as f64;
-            ((avail * 1024.0 / per_block_mib).floor() as usize, avail)
-        }
-    };
+    let per_block_mib = preset.vllm_block_mib * block_size as f64 / preset.vllm_block_size as f64;
+    let blocks_gib = |n: usize| round2(n as f64 * per_block_mib / 1024.0);
+    // What profiling leaves for the KV cache, and the blocks that makes.
+    let profiled_gib = round2(desired - consumed - preset.peak_gib).max(0.0);
+    let profiled_blocks = (profiled_gib * 1024.0 / per_block_mib).floor() as usize;
+    // `--num-gpu-blocks-override` sizes the pool as in vLLM (profiling still runs and
+    // is logged); the simulator's own `--sim-kv-blocks` wins over it and skips profiling.
+    let override_blocks: Option<usize> = a.num("num-gpu-blocks-override")?;
+    let (num_blocks, avail_gib, alloc_gib) =
+        match (a.num::<usize>("sim-kv-blocks")?, override_blocks) {
+            (Some(n), _) => (n, blocks_gib(n), blocks_gib(n)),
+            (None, Some(n)) => (n, profiled_gib, blocks_gib(n)),
+            (None, None) => (profiled_blocks, profiled_gib, profiled_gib),
+        };
     anyhow::ensure!(
         num_blocks >= 2,
         "the simulated pool has {num_blocks} blocks; need at least 2"
     );
     let kv_tokens = num_blocks * block_size;
-    let gpu_mib = ((consumed + avail_gib + cg) * 1024.0).round() as u64 + 600;
+    let gpu_mib = ((consumed + alloc_gib + cg) * 1024.0).round() as u64 + 600;
     let nda = non_default_args(&a, &model);
 
     let pid = std::process::id();
@@ -169,6 +167,7 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
         "avail_gib": avail_gib, "consumed_gib": consumed, "peak_gib": preset.peak_gib, "cg_gib": cg,
         "weights_gib": preset.weights_gib, "load_s": preset.load_s, "util": util, "desired_gib": round2(desired),
         "eager": eager, "backend": backend, "spec": spec, "gpu_mib": gpu_mib,
+        "override_from": override_blocks.map(|_| profiled_blocks),
         "fail_start": faults.fail_start, "drafter_ignores_backend": faults.drafter_ignores_backend,
     });
     let mut child = procs::spawn(
@@ -202,13 +201,17 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
     );
     api(pid, "launcher.py:61", "Available routes are:");
     for (r, m) in [
+        ("/load", "GET"),
+        ("/version", "GET"),
         ("/health", "GET"),
         ("/metrics", "GET"),
-        ("/version", "GET"),
         ("/tokenize", "POST"),
+        ("/detokenize", "POST"),
         ("/v1/models", "GET"),
         ("/v1/chat/completions", "POST"),
         ("/v1/completions", "POST"),
+        ("/v1/chat/completions/render", "POST"),
+        ("/v1/completions/render", "POST"),
     ] {
         api(pid, "launcher.py:70", &format!("Route: {r}, Methods: {m}"));
     }
@@ -265,7 +268,8 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             version,
             start_unix: log::unix_now(),
             metrics: Box::new(crate::metrics::vllm),
-            server_info: json!({"gpu_memory_utilization": util, "kv_pool_tokens": kv_tokens}),
+            server_info: json!({"gpu_memory_utilization": util, "kv_pool_tokens": kv_tokens,
+                "num_gpu_blocks_override": override_blocks}),
             metrics_enabled: true,
             healthy: AtomicBool::new(true),
             max_queued,
@@ -278,6 +282,13 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             http: Mutex::new(Default::default()),
             trt_iter_json: false,
             pid,
+            api: http::ApiOptions {
+                prompt_tokens_details: a.has("enable-prompt-tokens-details"),
+                load_tracking: a.has("enable-server-load-tracking"),
+                force_include_usage: a.has("enable-force-include-usage"),
+            },
+            vocab: Default::default(),
+            in_flight: Default::default(),
         });
         tokio::spawn(http::serve(listener, srv.clone()));
         log::vllm_uvicorn(pid, &format!("Started server process [{pid}]"));
@@ -448,6 +459,16 @@ pub fn engine_core_main(c: &Value) -> i32 {
         "gpu_worker.py:640",
         &format!("Available KV cache memory: {:.2} GiB", f("avail_gib")),
     );
+    if let Some(from) = c.get("override_from").and_then(Value::as_u64) {
+        core(
+            pid,
+            "kv_cache_utils.py:2619",
+            &format!(
+                "Overriding num_gpu_blocks={from} with num_gpu_blocks_override={}",
+                u("num_blocks")
+            ),
+        );
+    }
     if fail.as_deref() == Some("kv") || kv_tokens < mml {
         return die("kv");
     }
