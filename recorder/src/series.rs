@@ -9,10 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use analyzer::json::{obj, Json};
+use analyzer::docs::{self, Row, SeriesHeader};
 use analyzer::num::round_dp;
 use analyzer::prom::Exposition;
-use analyzer::series::{header_line, Row};
 use analyzer::Engine;
 
 use crate::scrape::{Reading, Scraper};
@@ -71,28 +70,6 @@ fn ambiguity(x: &Exposition, name: &str) -> Ambiguity {
     }
 }
 
-/// The row's line: keys in the written order, only the fields the engine has.
-pub fn row_line(row: &Row, engine: Engine) -> String {
-    let f = |v: Option<f64>| Json::from(v);
-    let mut pairs: Vec<(&str, Json)> = vec![
-        ("t_wall", Json::Float(row.t_wall)),
-        ("t_mono_ns", Json::from(row.t_mono_ns)),
-        ("latency_s", f(row.latency_s)),
-        ("running", f(row.running)),
-        ("waiting", f(row.waiting)),
-        ("kv_usage", f(row.kv_usage)),
-    ];
-    if engine.metrics().evictions.is_some() {
-        pairs.push(("preemptions", f(row.preemptions)));
-    }
-    pairs.push(("generation_tokens", f(row.generation_tokens)));
-    pairs.push(("prompt_tokens", f(row.prompt_tokens)));
-    if engine.metrics().paused.is_some() {
-        pairs.push(("paused", f(row.paused)));
-    }
-    obj(pairs).to_compact()
-}
-
 /// Appends rows to a series file: the header at the first success, each line flushed.
 pub struct SeriesWriter {
     file: File,
@@ -118,6 +95,16 @@ impl SeriesWriter {
         })
     }
 
+    /// The header line: told once, from the first successful reading (none: no engine).
+    fn header(&mut self, engine: Option<Engine>) -> std::io::Result<()> {
+        let header = SeriesHeader {
+            url: Some(self.url.clone()),
+            interval_s: Some(self.interval_s),
+            engine,
+        };
+        self.line(&docs::to_line(&header))
+    }
+
     fn line(&mut self, text: &str) -> std::io::Result<()> {
         // One write per line, so a reader never sees half a header next to a row.
         let mut buf = Vec::with_capacity(text.len() + 1);
@@ -134,8 +121,7 @@ impl SeriesWriter {
             None => {
                 // Told once, from the first successful reading's names.
                 let e = reading.engine().unwrap_or(Engine::Vllm);
-                let header = header_line(&self.url, self.interval_s, Some(e));
-                self.line(&header)?;
+                self.header(Some(e))?;
                 self.engine = Some(e);
                 e
             }
@@ -145,7 +131,7 @@ impl SeriesWriter {
             self.ambiguous_rows += 1;
             self.ambiguity.get_or_insert(a);
         }
-        self.line(&row_line(&row, engine))?;
+        self.line(&row.line(engine))?;
         self.rows += 1;
         Ok(row)
     }
@@ -154,8 +140,7 @@ impl SeriesWriter {
     /// note about an ambiguous KV gauge, if any.
     pub fn close(&mut self) -> std::io::Result<Option<String>> {
         if self.engine.is_none() {
-            let header = header_line(&self.url, self.interval_s, None);
-            self.line(&header)?;
+            self.header(None)?;
             self.engine = Some(Engine::Vllm);
         }
         Ok(self.ambiguity.as_ref().map(|a| {
@@ -282,7 +267,7 @@ mod tests {
         let (row, amb) = row_of(&r, Engine::Vllm);
         assert!(amb.is_none());
         assert_eq!(
-            row_line(&row, Engine::Vllm),
+            row.line(Engine::Vllm),
             "{\"t_wall\": 1790000000.123457, \"t_mono_ns\": 5000000000, \"latency_s\": 0.004, \"running\": 3.0, \"waiting\": 1.0, \"kv_usage\": 0.5, \"preemptions\": 0.0, \"generation_tokens\": 10.0, \"prompt_tokens\": null}"
         );
     }
@@ -296,7 +281,7 @@ mod tests {
         assert_eq!(row_of(&r, Engine::Sglang).0.preemptions, None);
         let r = reading("trtllm_num_paused_requests{pid=\"1\"} 2\n");
         let (row, _) = row_of(&r, Engine::Trtllm);
-        let line = row_line(&row, Engine::Trtllm);
+        let line = row.line(Engine::Trtllm);
         assert!(!line.contains("preemptions"));
         assert!(
             line.ends_with("\"prompt_tokens\": null, \"paused\": 2.0}"),

@@ -411,7 +411,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<i32, Exit> {
     let doc = analysis.report.to_json().to_pretty(1) + "\n";
     let mut written = Vec::new();
     if let Some(dir) = &a.run {
-        let path = dir.join(analyzer::folder::RESULTS);
+        let path = dir.join(analyzer::docs::RESULTS);
         match std::fs::write(&path, &doc) {
             Ok(()) => written.push(path.display().to_string()),
             Err(e) => eprintln!("inferlint: note: could not write {}: {e}", path.display()),
@@ -420,7 +420,7 @@ pub fn analyze(a: AnalyzeArgs) -> Result<i32, Exit> {
     let html_path = a
         .html
         .clone()
-        .or_else(|| a.run.as_ref().map(|d| d.join("report.html")));
+        .or_else(|| a.run.as_ref().map(|d| d.join(analyzer::docs::REPORT)));
     if let Some(p) = html_path {
         match std::fs::write(&p, super::html::page(&analysis.report, &input, &opts)) {
             Ok(()) => written.push(p.display().to_string()),
