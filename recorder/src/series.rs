@@ -25,29 +25,33 @@ pub struct Ambiguity {
 
 /// The row of one reading, and the ambiguity when the KV gauge had several series.
 pub fn row_of(reading: &Reading, engine: Engine) -> (Row, Option<Ambiguity>) {
-    let m = engine.metrics();
-    let x = &reading.metrics;
-    let (kv_usage, ambiguity) = match x.single(m.kv_usage, &[]) {
+    let names = engine.metrics();
+    let metrics = &reading.metrics;
+    let (kv_usage, ambiguity) = match metrics.single(names.kv_usage, &[]) {
         Ok(v) => (v, None),
-        Err(_) => (None, Some(ambiguity(x, m.kv_usage))),
+        Err(_) => (None, Some(ambiguity(metrics, names.kv_usage))),
     };
     // SGLang exports its retraction counter only after the first retraction; its gauge
     // witnesses that the counter reads 0 until then (formats.md §5.6).
-    let preemptions = m.evictions.and_then(|name| {
-        x.total(name, &[])
-            .or_else(|| m.evictions_witness.filter(|w| x.has(w)).map(|_| 0.0))
+    let preemptions = names.evictions.and_then(|name| {
+        metrics.total(name, &[]).or_else(|| {
+            names
+                .evictions_witness
+                .filter(|witness| metrics.has(witness))
+                .map(|_| 0.0)
+        })
     });
     let row = Row {
         t_wall: round_dp(reading.t_wall, 6),
         t_mono_ns: Some(reading.t_mono_ns),
         latency_s: Some(reading.latency_s),
-        running: x.total(m.running, &[]),
-        waiting: x.total(m.waiting, &[]),
+        running: metrics.total(names.running, &[]),
+        waiting: metrics.total(names.waiting, &[]),
         kv_usage,
         preemptions,
-        generation_tokens: x.total(m.generation_tokens, &[]),
-        prompt_tokens: x.total(m.prompt_tokens, &[]),
-        paused: m.paused.and_then(|p| x.total(p, &[])),
+        generation_tokens: metrics.total(names.generation_tokens, &[]),
+        prompt_tokens: metrics.total(names.prompt_tokens, &[]),
+        paused: names.paused.and_then(|p| metrics.total(p, &[])),
     };
     (row, ambiguity)
 }
@@ -178,23 +182,23 @@ pub fn record_until(
     latest: &Latest,
     verbose: bool,
 ) -> Summary {
-    let mut s = Summary::default();
+    let mut summary = Summary::default();
     while !stop.load(Ordering::SeqCst) {
         match scraper.scrape() {
-            Ok(r) => match writer.write(&r) {
+            Ok(reading) => match writer.write(&reading) {
                 Ok(row) => {
-                    s.latencies.push(r.latency_s);
-                    if let Ok(mut l) = latest.lock() {
-                        *l = Some(row);
+                    summary.latencies.push(reading.latency_s);
+                    if let Ok(mut latest) = latest.lock() {
+                        *latest = Some(row);
                     }
                 }
                 Err(e) => {
-                    s.write_error = Some(e.to_string());
+                    summary.write_error = Some(e.to_string());
                     break;
                 }
             },
             Err(e) => {
-                s.failures += 1;
+                summary.failures += 1;
                 if verbose {
                     eprintln!("scrape failed: {e}");
                 }
@@ -205,12 +209,12 @@ pub fn record_until(
             std::thread::sleep((end - Instant::now()).min(Duration::from_millis(10)));
         }
     }
-    s.rows = writer.rows;
+    summary.rows = writer.rows;
     match writer.close() {
-        Ok(note) => s.note = note,
-        Err(e) => s.write_error = Some(e.to_string()),
+        Ok(note) => summary.note = note,
+        Err(e) => summary.write_error = Some(e.to_string()),
     }
-    s
+    summary
 }
 
 /// The series recorder on its own thread (`record`, from just before the load until
@@ -228,8 +232,8 @@ impl Recorder {
         let (tx, done) = std::sync::mpsc::channel();
         let (stop2, latest2) = (stop.clone(), latest.clone());
         std::thread::spawn(move || {
-            let s = record_until(&scraper, &mut writer, interval, &stop2, &latest2, false);
-            let _ = tx.send(s);
+            let summary = record_until(&scraper, &mut writer, interval, &stop2, &latest2, false);
+            let _ = tx.send(summary);
         });
         Recorder { stop, done, latest }
     }

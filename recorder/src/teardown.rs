@@ -48,13 +48,17 @@ pub trait World {
     fn card(&mut self) -> (Option<i64>, u32);
 }
 
+/// What stopping each target did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stopped {
+    /// Every signal sent, in order.
+    pub signals: Vec<SignalRecord>,
+    /// The targets still alive at the end.
+    pub left: Vec<Proc>,
+}
+
 /// SIGTERM each target by PID, poll every 0.5 s up to `grace` s, SIGKILL survivors.
-/// Returns the records and the targets still alive at the end.
-pub fn stop_each(
-    world: &mut dyn World,
-    targets: &[Proc],
-    grace: f64,
-) -> (Vec<SignalRecord>, Vec<Proc>) {
+pub fn stop_each(world: &mut dyn World, targets: &[Proc], grace: f64) -> Stopped {
     let mut records = Vec::new();
     let mut pending: Vec<Proc> = Vec::new();
     for p in targets {
@@ -80,7 +84,10 @@ pub fn stop_each(
         world.wait(0.5);
     }
     let left = pending.into_iter().filter(|p| world.alive(p)).collect();
-    (records, left)
+    Stopped {
+        signals: records,
+        left,
+    }
 }
 
 /// The clear-card rule on a world, its clock counted from the rule's own start.
@@ -185,17 +192,29 @@ pub fn usual_pattern(targets: &[Server]) -> &'static str {
     }
 }
 
-/// What `pkill -f PATTERN` would do here: `(missed targets, wrongly hit others)`.
-pub fn pkill_would(table: &[Proc], targets: &[Server], pattern: &str, me: i32) -> (usize, usize) {
+/// What a substring `pkill -f PATTERN` would do to the targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pkill {
+    /// Targets it would not signal.
+    pub missed: usize,
+    /// Other processes it would signal.
+    pub wrongly_hit: usize,
+}
+
+/// What `pkill -f PATTERN` would do here.
+pub fn pkill_would(table: &[Proc], targets: &[Server], pattern: &str, me: i32) -> Pkill {
     let target_pids: HashSet<i32> = targets.iter().map(|s| s.proc.pid).collect();
     let hit = |p: &Proc| p.argv.join(" ").contains(pattern);
     let missed = targets.iter().filter(|s| !hit(&s.proc)).count();
     // pkill spares itself; everything else matching is hit.
-    let wrong = table
+    let wrongly_hit = table
         .iter()
         .filter(|p| p.pid != me && p.live() && !target_pids.contains(&p.pid) && hit(p))
         .count();
-    (missed, wrong)
+    Pkill {
+        missed,
+        wrongly_hit,
+    }
 }
 
 /// `target  pid=PID CMDLINE`: PID padded to 8 columns, command line cut at 100 characters.
@@ -273,7 +292,7 @@ mod tests {
             denied: HashSet::new(),
             log: vec![],
         };
-        let (rec, left) = stop_each(&mut w, &[proc(7)], 15.0);
+        let Stopped { signals: rec, left } = stop_each(&mut w, &[proc(7)], 15.0);
         assert_eq!(w.log, vec![(7, StopSignal::Term), (7, StopSignal::Kill)]);
         assert!(left.is_empty());
         assert_eq!(rec[1].elapsed_s, 15.0);
@@ -297,7 +316,7 @@ mod tests {
             log: vec![],
         };
         // --engine sglang: only 7 is a target.
-        let (_, left) = stop_each(&mut w, &[proc(7)], 15.0);
+        let left = stop_each(&mut w, &[proc(7)], 15.0).left;
         assert!(left.is_empty());
         assert_eq!(w.log, vec![(7, StopSignal::Term)]);
         let v = card_rule(&mut w, &Rule::new(800, 2, 10.0));
@@ -317,7 +336,7 @@ mod tests {
             denied: [9].into_iter().collect(),
             log: vec![],
         };
-        let (rec, _) = stop_each(&mut w, &[proc(9), proc(10)], 15.0);
+        let rec = stop_each(&mut w, &[proc(9), proc(10)], 15.0).signals;
         assert_eq!(rec[0].result, Delivery::NotPermitted);
         assert_eq!(rec[1].result, Delivery::Gone);
         assert!(analyzer::docs::to_json(&rec[0])
@@ -364,7 +383,13 @@ mod tests {
             })
             .collect();
         assert_eq!(usual_pattern(&targets), "vllm serve");
-        assert_eq!(pkill_would(&table, &targets, "vllm serve", 401), (3, 2));
+        assert_eq!(
+            pkill_would(&table, &targets, "vllm serve", 401),
+            Pkill {
+                missed: 3,
+                wrongly_hit: 2
+            }
+        );
         assert_eq!(
             target_line(&table[1]),
             "target  pid=201     VLLM::EngineCore"

@@ -148,13 +148,13 @@ fn show(args: &TeardownArgs, engine: Option<Engine>, fs: &ProcFs, table: &[Proc]
     let pattern = teardown::usual_pattern(&sel.targets);
     let scoped = procs::in_scope(fs, table.to_vec());
     let me = std::process::id() as i32;
-    let (missed, wrong) = teardown::pkill_would(&scoped, &sel.targets, pattern, me);
+    let pkill = teardown::pkill_would(&scoped, &sel.targets, pattern, me);
     let mut parts = Vec::new();
-    if missed > 0 {
-        parts.push(format!("miss {missed}"));
+    if pkill.missed > 0 {
+        parts.push(format!("miss {}", pkill.missed));
     }
-    if wrong > 0 {
-        parts.push(format!("wrongly hit {wrong}"));
+    if pkill.wrongly_hit > 0 {
+        parts.push(format!("wrongly hit {}", pkill.wrongly_hit));
     }
     if !parts.is_empty() {
         say(&format!(
@@ -168,8 +168,9 @@ fn show(args: &TeardownArgs, engine: Option<Engine>, fs: &ProcFs, table: &[Proc]
 fn stop(args: &TeardownArgs, fs: &ProcFs, sel: Selection) -> Teardown {
     let mut live = Live::new(fs.clone(), usize::MAX);
     let targets: Vec<Proc> = sel.targets.iter().map(|s| s.proc.clone()).collect();
-    let (signals, left) = teardown::stop_each(&mut live, &targets, 15.0);
-    for r in signals
+    let stopped = teardown::stop_each(&mut live, &targets, 15.0);
+    for r in stopped
+        .signals
         .iter()
         .filter(|r| r.result == Delivery::NotPermitted)
     {
@@ -182,9 +183,9 @@ fn stop(args: &TeardownArgs, fs: &ProcFs, sel: Selection) -> Teardown {
     let check = teardown::card_rule(&mut live, &rule);
     Teardown {
         launched: sel.launched,
-        signals,
         server_exit: None,
-        left_after_the_server_stopped: left.iter().map(|p| p.pid).collect(),
+        left_after_the_server_stopped: stopped.left.iter().map(|p| p.pid).collect(),
+        signals: stopped.signals,
         left_alone: sel.left_alone.iter().map(Server::doc).collect(),
         max_used_mib: rule.max_used_mib,
         consecutive: rule.consecutive,

@@ -96,8 +96,7 @@ fn stop_launched(server: &mut Server, fs: &ProcFs, allowed: usize, card_timeout:
             ));
         }
     } else if !owned.is_empty() {
-        let (records, _) = teardown::stop_each(&mut live, &owned, 15.0);
-        signals_sent.extend(records);
+        signals_sent.extend(teardown::stop_each(&mut live, &owned, 15.0).signals);
         abandoned = signals::count() > allowed;
     }
     let owned_now: HashSet<i32> = server
