@@ -81,6 +81,7 @@ pub trait Document: Serialize + DeserializeOwned {
 /// The document with its tag in front: `{"schema": "...", <the document's keys>}`.
 #[derive(Serialize)]
 struct Tagged<'a, T> {
+    /// Named as [`SCHEMA_KEY`] says.
     schema: &'static str,
     #[serde(flatten)]
     doc: &'a T,
