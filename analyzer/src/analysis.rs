@@ -5,10 +5,10 @@ use crate::bench::{untimed_requests, BenchResult};
 use crate::bootlog::{self, BootLog};
 use crate::checks;
 use crate::counters::Pair;
+use crate::docs::{self, Gate, Probe, Teardown};
 use crate::engine::{engine_from_log, Engine};
 use crate::input::InputError;
-use crate::json::Json;
-use crate::manifest::{read_document, Manifest};
+use crate::manifest::Manifest;
 use crate::report::Report;
 use crate::series::Series;
 use crate::snapshot::Snapshot;
@@ -67,9 +67,9 @@ struct Parsed {
     series: Option<Result<Series, InputError>>,
     bench: Option<Result<BenchResult, InputError>>,
     manifest: Option<Manifest>,
-    gate: Option<Result<Json, InputError>>,
-    probe: Option<Result<Json, InputError>>,
-    teardown: Option<Result<Json, InputError>>,
+    gate: Option<Result<Gate, InputError>>,
+    probe: Option<Result<Probe, InputError>>,
+    teardown: Option<Result<Teardown, InputError>>,
 }
 
 fn parse_opt<T>(
@@ -93,13 +93,13 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
                 .and_then(|bytes| BenchResult::read(&b.file.name, bytes))
         }),
         manifest: None,
-        gate: parse_opt(&input.gate, read_document),
-        probe: parse_opt(&input.probe, read_document),
-        teardown: parse_opt(&input.teardown, read_document),
+        gate: parse_opt(&input.gate, docs::read),
+        probe: parse_opt(&input.probe, docs::read),
+        teardown: parse_opt(&input.teardown, docs::read),
     };
     if let Some(m) = &input.manifest {
-        match m.bytes().and_then(|b| read_document(&m.name, b)) {
-            Ok(doc) => p.manifest = Some(Manifest::from_json(&doc)),
+        match m.bytes().and_then(|b| Manifest::read(&m.name, b)) {
+            Ok(manifest) => p.manifest = Some(manifest),
             Err(e) => errors.push(e),
         }
     }
@@ -173,18 +173,18 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
     let after = ok_or_note(&p.after, &mut errors);
     let series = ok_or_note(&p.series, &mut errors);
     let bench = ok_or_note(&p.bench, &mut errors);
-    for d in [&p.gate, &p.probe, &p.teardown] {
-        ok_or_note(d, &mut errors);
-    }
+    ok_or_note(&p.gate, &mut errors);
+    ok_or_note(&p.probe, &mut errors);
+    ok_or_note(&p.teardown, &mut errors);
     errors.extend(log_errors.iter().cloned());
 
     let usable = !log_texts.is_empty()
         || before.is_some()
         || after.is_some()
         || series.is_some()
-        || [&p.gate, &p.probe, &p.teardown]
-            .iter()
-            .any(|d| matches!(d, Some(Ok(_))));
+        || matches!(p.gate, Some(Ok(_)))
+        || matches!(p.probe, Some(Ok(_)))
+        || matches!(p.teardown, Some(Ok(_)));
     if !usable {
         return Err(AnalyzeError::NothingUsable(errors));
     }
@@ -219,14 +219,9 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
 
     // T2 from teardown.json, else gate.json; then the probe's T7.
     match (&p.teardown, &p.gate) {
-        (Some(Ok(doc)), _) => results.push(checks::t02_orphaned_engine::from_document(
-            "teardown.json",
-            doc,
-        )),
+        (Some(Ok(doc)), _) => results.push(checks::t02_orphaned_engine::from_teardown(doc)),
         (Some(Err(e)), _) => results.push(unknown_for(2, e)),
-        (None, Some(Ok(doc))) => {
-            results.push(checks::t02_orphaned_engine::from_document("gate.json", doc))
-        }
+        (None, Some(Ok(doc))) => results.push(checks::t02_orphaned_engine::from_gate(doc)),
         (None, Some(Err(e))) => results.push(unknown_for(2, e)),
         (None, None) => {}
     }

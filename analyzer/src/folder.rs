@@ -1,14 +1,12 @@
 //! The run folder's files by role (formats.md §1.2): which file name plays which part.
-//! Pure name matching, so the terminal and the browser find the same files.
+//! Pure name matching, so the terminal and the browser find the same files. The names
+//! themselves are the documents' (`docs`).
 
-/// Names of the recorder's documents (recorder.md §9.2).
-pub const MANIFEST: &str = "manifest.json";
-pub const GATE: &str = "gate.json";
-pub const PROBE: &str = "probe.json";
-pub const TEARDOWN: &str = "teardown.json";
-pub const PROCESSES: &str = "processes.json";
-pub const RESULTS: &str = "results.json";
-pub const LOAD_LOG: &str = "load.log";
+use crate::docs::{
+    AFTER_SNAPSHOT, BEFORE_SNAPSHOT, BENCH_JSON, BENCH_JSONL, BOOT_LOG, GATE, LOAD_LOG, MANIFEST,
+    PROBE, PROCESSES, RECORDER_DOCUMENTS, RESULTS, SERIES, SERIES_SUFFIX, SNAPSHOT_SUFFIX,
+    TEARDOWN,
+};
 
 /// Which file of a folder plays each role.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -70,24 +68,23 @@ pub fn discover(names: &[&str]) -> Discovery {
     sorted.sort_unstable(); // code-point order
     sorted.dedup();
     let names = sorted.as_slice();
-    let documents = [MANIFEST, GATE, PROBE, TEARDOWN, PROCESSES, RESULTS];
-    let bench_exact = exact(names, "bench.json").or_else(|| exact(names, "bench.jsonl"));
+    let bench_exact = exact(names, BENCH_JSON).or_else(|| exact(names, BENCH_JSONL));
     let bench_candidates = if bench_exact.is_some() {
         Vec::new()
     } else {
         names
             .iter()
             .filter(|n| n.ends_with(".json") || n.ends_with(".jsonl"))
-            .filter(|n| !n.ends_with(".snapshot.json") && !n.ends_with(".series.jsonl"))
-            .filter(|n| !documents.contains(n))
+            .filter(|n| !n.ends_with(SNAPSHOT_SUFFIX) && !n.ends_with(SERIES_SUFFIX))
+            .filter(|n| !RECORDER_DOCUMENTS.contains(n) && **n != RESULTS)
             .map(|n| n.to_string())
             .collect()
     };
     Discovery {
-        boot_log: exact_or_first(names, "boot.log", "*boot*.log"),
-        before: exact_or_first(names, "before.snapshot.json", "*before*.json"),
-        after: exact_or_first(names, "after.snapshot.json", "*after*.json"),
-        series: exact_or_first(names, "run.series.jsonl", "*.series.jsonl"),
+        boot_log: exact_or_first(names, BOOT_LOG, "*boot*.log"),
+        before: exact_or_first(names, BEFORE_SNAPSHOT, "*before*.json"),
+        after: exact_or_first(names, AFTER_SNAPSHOT, "*after*.json"),
+        series: exact_or_first(names, SERIES, "*.series.jsonl"),
         bench_exact,
         bench_candidates,
         load_log: exact(names, LOAD_LOG),

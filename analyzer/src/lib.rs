@@ -9,6 +9,7 @@ pub mod bootlog;
 pub mod catalog;
 pub mod checks;
 pub mod counters;
+pub mod docs;
 pub mod engine;
 pub mod folder;
 pub mod input;

@@ -1,4 +1,4 @@
-//! The run carried inside a one-file report (format `inferlint.run/1`): every input file
+//! The run carried inside a one-file report (format `inferlint.pack/1`): every input file
 //! of the run by role, compressed (raw deflate) and base64-encoded, plus the options the
 //! analysis used, as one JSON object that is safe to place inside a `<script>` element.
 //!
@@ -7,7 +7,7 @@
 //! so the format cannot drift apart. Pure computation: it builds for wasm too.
 //!
 //! ```text
-//! {"format": "inferlint.run/1", "generated_ms": 1764480000000,
+//! {"format": "inferlint.pack/1", "generated_ms": 1764480000000,
 //!  "options": {"requested": "32", "engine": "vllm", "engine_by": "--engine", "title": "…"},
 //!  "files": [{"role": "boot_log", "name": "run/boot.log", "size": 19825, "z": "<base64>"},
 //!            {"role": "bench", "name": "run/bench.json", "evidence_path": "run/bench.json", "z": "…"},
@@ -20,8 +20,10 @@ use crate::analysis::{BenchInput, InputFile, NamedEngine, Options, RunInput};
 use crate::engine::Engine;
 use crate::json::{self, Json};
 
-/// The format tag.
-pub const FORMAT: &str = "inferlint.run/1";
+/// The format tag (distinct from the manifest's `inferlint.run/1`).
+pub const FORMAT: &str = "inferlint.pack/1";
+/// The tag pages made before the pack had its own carry; still read.
+const FORMAT_BEFORE: &str = "inferlint.run/1";
 
 /// One input file: its role, the name the analysis shows, and its bytes (or why it could
 /// not be read).
@@ -186,7 +188,8 @@ pub fn encode(p: &Pack) -> String {
 /// Reads a pack's JSON text (as `pack::encode` writes it).
 pub fn decode(text: &str) -> Result<Pack, String> {
     let doc = json::parse(text).map_err(|e| format!("the embedded run is damaged: {e:?}"))?;
-    if doc.get("format").and_then(Json::as_str) != Some(FORMAT) {
+    let format = doc.get("format").and_then(Json::as_str);
+    if format != Some(FORMAT) && format != Some(FORMAT_BEFORE) {
         return Err(format!("the embedded run is not in the {} format", FORMAT));
     }
     let options = doc
@@ -356,10 +359,12 @@ mod tests {
     fn damaged_packs_are_refused_with_a_reason() {
         assert!(decode("{").is_err());
         assert!(decode("{\"format\": \"other\"}").is_err());
-        let p = decode(
-            "{\"format\":\"inferlint.run/1\",\"files\":[{\"role\":\"series\",\"name\":\"s\",\"z\":\"AAAA\"}]}",
-        )
-        .unwrap();
-        assert!(p.files[0].bytes.as_ref().unwrap_err().contains("damaged"));
+        for tag in [FORMAT, FORMAT_BEFORE] {
+            let p = decode(&format!(
+                "{{\"format\":\"{tag}\",\"files\":[{{\"role\":\"series\",\"name\":\"s\",\"z\":\"AAAA\"}}]}}",
+            ))
+            .unwrap();
+            assert!(p.files[0].bytes.as_ref().unwrap_err().contains("damaged"));
+        }
     }
 }

@@ -1,11 +1,9 @@
-//! Metric snapshots: the JSON form (`*.snapshot.json`) and bare Prometheus text
-//! (formats.md §2).
+//! Metric snapshots: the JSON form (`*.snapshot.json`, the document `docs::SnapshotDoc`)
+//! and bare Prometheus text (formats.md §2).
 
+use crate::docs::{self, SnapshotDoc};
 use crate::input::{decode_strict, InputError};
-use crate::json::{self, Json};
 use crate::prom::Exposition;
-
-pub const SCHEMA: &str = "inferlint.snapshot/1";
 
 /// One timed reading of a server's metrics.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,57 +37,8 @@ impl Snapshot {
     }
 
     fn read_json(file: &str, text: &str) -> Result<Snapshot, InputError> {
-        let doc = json::parse(text).map_err(|e| InputError::new(file, Some(e.line), e.reason))?;
-        if doc.as_object().is_none() {
-            return Err(InputError::new(
-                file,
-                None,
-                "a snapshot must be a JSON object",
-            ));
-        }
-        let missing = |k: &str| InputError::new(file, None, format!("the snapshot has no `{k}`"));
-        match doc.get("schema") {
-            Some(Json::Str(s)) if s == SCHEMA => {}
-            Some(other) => {
-                return Err(InputError::new(
-                    file,
-                    None,
-                    format!("schema is {}, expected \"{SCHEMA}\"", other.to_compact()),
-                ))
-            }
-            None => return Err(missing("schema")),
-        }
-        let url = doc
-            .get("url")
-            .ok_or_else(|| missing("url"))?
-            .as_str()
-            .ok_or_else(|| InputError::new(file, None, "`url` is not a string"))?
-            .to_string();
-        let t_wall = doc
-            .get("t_wall")
-            .ok_or_else(|| missing("t_wall"))?
-            .as_f64()
-            .ok_or_else(|| InputError::new(file, None, "`t_wall` is not a number"))?;
-        let t_mono_ns = match doc.get("t_mono_ns") {
-            None | Some(Json::Null) => None,
-            Some(v) => Some(
-                v.as_i64_trunc()
-                    .ok_or_else(|| InputError::new(file, None, "`t_mono_ns` is not an integer"))?,
-            ),
-        };
-        let latency_s = match doc.get("latency_s") {
-            None | Some(Json::Null) => None,
-            Some(v) => Some(
-                v.as_f64()
-                    .ok_or_else(|| InputError::new(file, None, "`latency_s` is not a number"))?,
-            ),
-        };
-        let body = doc
-            .get("text")
-            .ok_or_else(|| missing("text"))?
-            .as_str()
-            .ok_or_else(|| InputError::new(file, None, "`text` is not a string"))?;
-        let metrics = Exposition::parse(body).map_err(|e| {
+        let doc: SnapshotDoc = docs::read_text(file, text)?;
+        let metrics = Exposition::parse(&doc.text).map_err(|e| {
             InputError::new(
                 file,
                 Some(e.line),
@@ -100,24 +49,12 @@ impl Snapshot {
             )
         })?;
         Ok(Snapshot {
-            url,
-            t_wall,
-            t_mono_ns,
-            latency_s,
+            url: doc.url,
+            t_wall: doc.t_wall,
+            t_mono_ns: doc.t_mono_ns,
+            latency_s: doc.latency_s,
             metrics,
         })
-    }
-
-    /// The JSON form, keys in the written order (formats.md §2.1).
-    pub fn to_json(&self, text: &str) -> Json {
-        json::obj([
-            ("schema", Json::from(SCHEMA)),
-            ("url", Json::from(self.url.as_str())),
-            ("t_wall", Json::Float(self.t_wall)),
-            ("t_mono_ns", Json::from(self.t_mono_ns)),
-            ("latency_s", Json::from(self.latency_s)),
-            ("text", Json::from(text)),
-        ])
     }
 }
 

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use analyzer::checks::t02_orphaned_engine as t02;
+use analyzer::docs::manifest::EngineFrom;
 use analyzer::Engine;
 use clap::{Args, Parser, Subcommand};
 
@@ -124,7 +126,7 @@ pub struct RecordArgs {
     #[arg(long, default_value_t = 900.0, value_name = "S")]
     pub ready_timeout: f64,
     /// (tests) seconds the card may take to read clear after the stop
-    #[arg(long, default_value_t = 120.0, hide = true, value_name = "S")]
+    #[arg(long, default_value_t = t02::STOP_TIMEOUT_S, hide = true, value_name = "S")]
     pub stop_card_timeout: f64,
     /// Skip the 9 probe requests
     #[arg(long)]
@@ -191,11 +193,11 @@ pub struct ProbeArgs {
 
 #[derive(Args, Debug)]
 pub struct GpuArgs {
-    #[arg(long, default_value_t = 800)]
+    #[arg(long, default_value_t = t02::MAX_USED_MIB)]
     pub max_used_mib: i64,
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = t02::CONSECUTIVE)]
     pub consecutive: u32,
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = t02::GATE_TIMEOUT_S)]
     pub timeout: f64,
     /// Also write gate.json here
     #[arg(short = 'o', value_name = "FILE")]
@@ -209,11 +211,11 @@ pub struct GpuArgs {
 
 #[derive(Args, Debug)]
 pub struct TeardownArgs {
-    #[arg(long, default_value_t = 800)]
+    #[arg(long, default_value_t = t02::MAX_USED_MIB)]
     pub max_used_mib: i64,
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = t02::CONSECUTIVE)]
     pub consecutive: u32,
-    #[arg(long, default_value_t = 120.0)]
+    #[arg(long, default_value_t = t02::STOP_TIMEOUT_S)]
     pub timeout: f64,
     /// Show what would be stopped, stop nothing
     #[arg(long)]
@@ -234,15 +236,15 @@ pub struct TeardownArgs {
 }
 
 /// The engine named by `--engine`, else `INFERLINT_ENGINE` (formats.md §5.3).
-pub fn named_engine(arg: &EngineArg) -> Result<Option<(Engine, &'static str)>, String> {
+pub fn named_engine(arg: &EngineArg) -> Result<Option<(Engine, EngineFrom)>, String> {
     if let Some(e) = &arg.engine {
         return Engine::parse_name(e)
-            .map(|x| Some((x, "flag")))
+            .map(|x| Some((x, EngineFrom::Flag)))
             .ok_or_else(|| format!("--engine {e} is not an engine (known: vllm, sglang, trtllm)"));
     }
     match std::env::var("INFERLINT_ENGINE") {
         Ok(v) if !v.trim().is_empty() => Engine::parse_name(&v)
-            .map(|x| Some((x, "env")))
+            .map(|x| Some((x, EngineFrom::Env)))
             .ok_or_else(|| {
                 format!("INFERLINT_ENGINE={v} is not an engine (known: vllm, sglang, trtllm)")
             }),

@@ -1,68 +1,42 @@
-//! The card (recorder.md §7): facts from `nvidia-smi`, and the clear-card rule T2 uses at
-//! the gate and after the stop. The rule takes its readings and its clock from the caller,
-//! so it is tested with fakes and run live with `nvidia-smi` and `/proc`.
+//! The card (recorder.md §7): facts from `nvidia-smi`, and the reading loop of the
+//! clear-card rule. The rule itself (when a reading is clear, when to stop, the reason) is
+//! T2's in the analyzer; the loop takes its readings and its clock from the caller, so it
+//! is tested with fakes and run live with `nvidia-smi` and `/proc`.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use analyzer::json::{obj, Json};
+use analyzer::checks::t02_orphaned_engine::{CardCheck, Rule};
+use analyzer::docs::gate::{Gpu, Reading};
 use analyzer::num::{round_dp, thousands};
 
 const FACTS: &str = "index,name,memory.total,memory.used,memory.free,driver_version";
 
-/// One card as `nvidia-smi` lists it. `None`: not reported (`[N/A]`, empty).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Gpu {
-    pub index: i64,
-    pub name: String,
-    pub total_mib: Option<i64>,
-    pub used_mib: Option<i64>,
-    pub free_mib: Option<i64>,
-    pub driver: Option<String>,
-    pub compute_cap: Option<String>,
-}
-
-impl Gpu {
-    pub fn family(&self) -> Option<&'static str> {
-        family(self.compute_cap.as_deref()?)
+/// The three lines `gpu-inspect` prints for a card.
+pub fn lines(gpu: &Gpu) -> [String; 3] {
+    let mib = |v: Option<i64>| v.map_or("?".to_string(), |x| thousands(x as f64));
+    let mut second = Vec::new();
+    if let Some(f) = &gpu.family {
+        second.push(f.clone());
     }
-
-    pub fn to_json(&self) -> Json {
-        obj([
-            ("index", Json::Int(self.index)),
-            ("name", Json::from(self.name.as_str())),
-            ("memory_total_mib", Json::from(self.total_mib)),
-            ("memory_used_mib", Json::from(self.used_mib)),
-            ("memory_free_mib", Json::from(self.free_mib)),
-            ("driver_version", Json::from(self.driver.clone())),
-            ("compute_cap", Json::from(self.compute_cap.clone())),
-            ("family", Json::from(self.family())),
-        ])
+    if let Some(c) = &gpu.compute_cap {
+        second.push(format!("compute capability {c}"));
     }
-
-    /// The three lines `gpu-inspect` prints.
-    pub fn lines(&self) -> [String; 3] {
-        let mib = |v: Option<i64>| v.map_or("?".to_string(), |x| thousands(x as f64));
-        let mut second = Vec::new();
-        if let Some(f) = self.family() {
-            second.push(f.to_string());
-        }
-        if let Some(c) = &self.compute_cap {
-            second.push(format!("compute capability {c}"));
-        }
-        second.push(format!("driver {}", self.driver.as_deref().unwrap_or("?")));
-        [
-            format!("GPU {}   {}", self.index, self.name),
-            format!("        {}", second.join(", ")),
-            format!(
-                "        memory: {} MiB total, {} MiB used, {} MiB free",
-                mib(self.total_mib),
-                mib(self.used_mib),
-                mib(self.free_mib)
-            ),
-        ]
-    }
+    second.push(format!(
+        "driver {}",
+        gpu.driver_version.as_deref().unwrap_or("?")
+    ));
+    [
+        format!("GPU {}   {}", gpu.index, gpu.name),
+        format!("        {}", second.join(", ")),
+        format!(
+            "        memory: {} MiB total, {} MiB used, {} MiB free",
+            mib(gpu.memory_total_mib),
+            mib(gpu.memory_used_mib),
+            mib(gpu.memory_free_mib)
+        ),
+    ]
 }
 
 /// Architecture family from the compute capability.
@@ -108,18 +82,20 @@ pub fn parse_facts(out: &str, with_cap: bool) -> Vec<Gpu> {
             let index = parts[0].trim().parse::<i64>().ok()?;
             let tail = &parts[parts.len() - fixed..];
             let name = parts[1..parts.len() - fixed].join(",").trim().to_string();
+            let compute_cap = if with_cap {
+                value(tail[4]).map(str::to_string)
+            } else {
+                None
+            };
             Some(Gpu {
                 index,
                 name,
-                total_mib: mib(tail[0]),
-                used_mib: mib(tail[1]),
-                free_mib: mib(tail[2]),
-                driver: value(tail[3]).map(str::to_string),
-                compute_cap: if with_cap {
-                    value(tail[4]).map(str::to_string)
-                } else {
-                    None
-                },
+                memory_total_mib: mib(tail[0]),
+                memory_used_mib: mib(tail[1]),
+                memory_free_mib: mib(tail[2]),
+                driver_version: value(tail[3]).map(str::to_string),
+                family: compute_cap.as_deref().and_then(family).map(str::to_string),
+                compute_cap,
             })
         })
         .collect()
@@ -193,140 +169,33 @@ pub fn used_mib() -> Option<i64> {
     parse_used(&out)
 }
 
-/// The clear-card rule's settings.
-#[derive(Debug, Clone, Copy)]
-pub struct Rule {
-    pub max_used_mib: i64,
-    pub consecutive: u32,
-    pub interval_s: f64,
-    pub timeout_s: f64,
-}
-
-impl Rule {
-    pub fn new(max_used_mib: i64, consecutive: u32, timeout_s: f64) -> Rule {
-        Rule {
-            max_used_mib,
-            consecutive,
-            interval_s: 2.0,
-            timeout_s,
-        }
-    }
-}
-
-/// One reading: elapsed seconds, MiB used (or unreadable), live server processes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Reading {
-    pub elapsed: f64,
-    pub mib: Option<i64>,
-    pub servers: usize,
-}
-
-impl Reading {
-    pub fn to_json(&self) -> Json {
-        Json::Arr(vec![
-            Json::Float(round_dp(self.elapsed, 3)),
-            Json::from(self.mib),
-            Json::from(self.servers),
-        ])
-    }
-}
-
-/// The rule's result. `clear` is None when a signal cut it short.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
-    pub readings: Vec<Reading>,
-    pub clear: Option<bool>,
-    pub reason: String,
-}
-
-impl Verdict {
-    pub fn readings_json(&self) -> Json {
-        Json::Arr(self.readings.iter().map(Reading::to_json).collect())
-    }
-
-    /// The gate document (`gate.json`, recorder.md §9.2) for this verdict: `servers` are
-    /// the live server processes at the last reading; `gpus` the card facts when known.
-    pub fn gate_document(
-        &self,
-        rule: &Rule,
-        servers: Vec<Json>,
-        linux: bool,
-        gpus: Option<Json>,
-    ) -> Json {
-        let mut pairs = vec![
-            ("schema", Json::from("inferlint.gate/1")),
-            ("max_used_mib", Json::Int(rule.max_used_mib)),
-            ("consecutive", Json::from(i64::from(rule.consecutive))),
-            ("interval_s", Json::Float(rule.interval_s)),
-            ("timeout_s", Json::Float(rule.timeout_s)),
-            ("readings", self.readings_json()),
-            ("clear", Json::from(self.clear)),
-            ("reason", Json::from(self.reason.as_str())),
-            ("servers", Json::Arr(servers)),
-            ("linux", Json::Bool(linux)),
-        ];
-        if let Some(g) = gpus {
-            pairs.push(("gpus", g));
-        }
-        analyzer::json::obj(pairs)
-    }
-}
-
-/// What the rule needs from the world: a reading, the time, a wait.
-pub trait Probe {
+/// What the rule's loop needs from the world: a reading, the time, a wait.
+pub trait CardReader {
     /// `(MiB used or unreadable, live server processes)`.
-    fn read(&mut self) -> (Option<i64>, usize);
+    fn read(&mut self) -> (Option<i64>, u32);
+    /// Seconds since the rule started.
     fn elapsed(&mut self) -> f64;
     /// Waits; false when interrupted.
     fn wait(&mut self, seconds: f64) -> bool;
 }
 
-fn secs(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
-    } else {
-        format!("{x}")
-    }
-}
-
-/// Applies the clear-card rule (recorder.md §7.2).
-pub fn clear_card(rule: &Rule, world: &mut dyn Probe) -> Verdict {
-    let mut readings = Vec::new();
-    let mut run = 0u32;
+/// Reads the card at once, then every `interval_s`, until T2's rule decides or a
+/// signal interrupts the wait (recorder.md §7.2).
+pub fn clear_card(rule: &Rule, reader: &mut dyn CardReader) -> CardCheck {
+    let mut check = CardCheck::default();
     loop {
-        let (mib, servers) = world.read();
-        let elapsed = world.elapsed();
-        readings.push(Reading {
-            elapsed,
-            mib,
+        let (used_mib, servers) = reader.read();
+        let reading = Reading {
+            elapsed_s: round_dp(reader.elapsed(), 3),
+            used_mib,
             servers,
-        });
-        let clear = servers == 0 && mib.is_some_and(|m| m <= rule.max_used_mib);
-        run = if clear { run + 1 } else { 0 };
-        if run >= rule.consecutive {
-            return Verdict {
-                readings,
-                clear: Some(true),
-                reason: format!("{} consecutive clear readings", rule.consecutive),
-            };
+        };
+        if check.add(rule, reading) {
+            return check;
         }
-        if elapsed >= rule.timeout_s {
-            let shown = mib.map_or("None".to_string(), |m| m.to_string());
-            return Verdict {
-                readings,
-                clear: Some(false),
-                reason: format!(
-                    "not clear after {}s: last reading {shown} MiB used, {servers} server processes alive",
-                    secs(rule.timeout_s)
-                ),
-            };
-        }
-        if !world.wait(rule.interval_s) {
-            return Verdict {
-                readings,
-                clear: None,
-                reason: "interrupted before the card was clear".into(),
-            };
+        if !reader.wait(rule.interval_s) {
+            check.interrupted();
+            return check;
         }
     }
 }
@@ -342,9 +211,9 @@ mod tests {
             true,
         );
         assert_eq!(g.len(), 1);
-        assert_eq!(g[0].family(), Some("Ada Lovelace"));
+        assert_eq!(g[0].family.as_deref(), Some("Ada Lovelace"));
         assert_eq!(
-            g[0].lines(),
+            lines(&g[0]),
             [
                 "GPU 0   NVIDIA GeForce RTX 4090".to_string(),
                 "        Ada Lovelace, compute capability 8.9, driver 616.56".to_string(),
@@ -355,15 +224,18 @@ mod tests {
             "1, NVIDIA A100-SXM4-40GB, [N/A], [N/A], [N/A], 550.54, 8.0\n",
             true,
         );
-        assert_eq!(g[0].total_mib, None);
-        assert_eq!(g[0].family(), Some("Ampere"));
-        assert!(g[0].lines()[2].contains("? MiB total"));
+        assert_eq!(g[0].memory_total_mib, None);
+        assert_eq!(g[0].family.as_deref(), Some("Ampere"));
+        assert!(lines(&g[0])[2].contains("? MiB total"));
         let g = parse_facts("2, Acme, Turbo Card, 100, 1, 99, 1.0, 9.0\n", true);
         assert_eq!(g[0].name, "Acme, Turbo Card");
-        assert_eq!(g[0].family(), Some("Hopper"));
+        assert_eq!(g[0].family.as_deref(), Some("Hopper"));
         // An old driver: no compute_cap asked, so no capability and no family.
         let g = parse_facts("0, Tesla P100, 16280, 0, 16280, 418.1\n", false);
-        assert_eq!((g[0].compute_cap.clone(), g[0].family()), (None, None));
+        assert_eq!(
+            (g[0].compute_cap.clone(), g[0].family.clone()),
+            (None, None)
+        );
         // Malformed lines are skipped, never a panic.
         assert!(parse_facts("x, a, 1, 2, 3, 4, 5\n, , \n\n1,2", true).is_empty());
     }
@@ -397,13 +269,13 @@ mod tests {
 
     struct Fake {
         mem: Vec<Option<i64>>,
-        servers: Vec<usize>,
+        servers: Vec<u32>,
         i: usize,
         t: f64,
     }
 
-    impl Probe for Fake {
-        fn read(&mut self) -> (Option<i64>, usize) {
+    impl CardReader for Fake {
+        fn read(&mut self) -> (Option<i64>, u32) {
             let k = self.i.min(self.mem.len() - 1);
             self.i += 1;
             (self.mem[k], self.servers[k])
@@ -417,7 +289,7 @@ mod tests {
         }
     }
 
-    fn fake(mem: &[Option<i64>], servers: &[usize]) -> Fake {
+    fn fake(mem: &[Option<i64>], servers: &[u32]) -> Fake {
         Fake {
             mem: mem.to_vec(),
             servers: servers.to_vec(),
@@ -427,14 +299,14 @@ mod tests {
     }
 
     #[test]
-    fn clear_card_rule() {
+    fn clear_card_loop() {
         let rule = Rule::new(800, 2, 120.0);
         let mem = [18900, 300, 18500, 250, 240].map(Some);
         let v = clear_card(&rule, &mut fake(&mem, &[1, 0, 1, 0, 0]));
         assert_eq!(v.clear, Some(true));
         assert_eq!(v.readings.len(), 5);
         assert_eq!(v.reason, "2 consecutive clear readings");
-        assert_eq!(v.readings[4].elapsed, 8.0);
+        assert_eq!(v.readings[4].elapsed_s, 8.0);
 
         let v = clear_card(&Rule::new(800, 2, 10.0), &mut fake(&[Some(100)], &[1]));
         assert_eq!(v.clear, Some(false));
@@ -446,6 +318,28 @@ mod tests {
         let v = clear_card(&Rule::new(800, 2, 4.0), &mut fake(&[None], &[0]));
         assert_eq!(v.clear, Some(false));
         assert!(v.reason.contains("last reading None MiB used"));
-        assert_eq!(v.readings[0].to_json().to_compact(), "[0.0, null, 0]");
+        assert_eq!(
+            analyzer::docs::to_json(&v.readings[0]).to_compact(),
+            "[0.0, null, 0]"
+        );
+    }
+
+    struct Interrupted;
+    impl CardReader for Interrupted {
+        fn read(&mut self) -> (Option<i64>, u32) {
+            (Some(20000), 1)
+        }
+        fn elapsed(&mut self) -> f64 {
+            0.0
+        }
+        fn wait(&mut self, _: f64) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_signal_leaves_the_card_unjudged() {
+        let v = clear_card(&Rule::new(800, 2, 10.0), &mut Interrupted);
+        assert_eq!((v.clear, v.readings.len()), (None, 1));
     }
 }

@@ -8,27 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant, SystemTime};
 
+use analyzer::docs::{self, manifest::Client};
 use nix::sys::signal::Signal;
 
 use crate::signals;
-
-/// A recognised benchmark client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Client {
-    Vllm,
-    Sglang,
-    Trtllm,
-}
-
-impl Client {
-    pub fn key(self) -> &'static str {
-        match self {
-            Client::Vllm => "vllm",
-            Client::Sglang => "sglang",
-            Client::Trtllm => "trtllm",
-        }
-    }
-}
 
 /// The client a load vector runs. Only the vector is inspected: a client inside
 /// `bash -c "..."` is not recognised.
@@ -107,7 +90,7 @@ pub fn plan(argv: &[String], client: Option<Client>, dir: &str) -> Plan {
         Some(Client::Sglang) => match flag_value(argv, "--output-file") {
             Some(f) => ResultFile::Exact(PathBuf::from(f)),
             None => {
-                let f = in_dir(dir, "bench.jsonl");
+                let f = in_dir(dir, docs::BENCH_JSONL);
                 appended = vec!["--output-file".into(), f.clone()];
                 ResultFile::Exact(PathBuf::from(f))
             }
@@ -119,11 +102,11 @@ pub fn plan(argv: &[String], client: Option<Client>, dir: &str) -> Plan {
                     "--result-dir",
                     dir,
                     "--result-filename",
-                    "bench.json",
+                    docs::BENCH_JSON,
                 ]
                 .map(String::from)
                 .to_vec();
-                ResultFile::Exact(PathBuf::from(in_dir(dir, "bench.json")))
+                ResultFile::Exact(PathBuf::from(in_dir(dir, docs::BENCH_JSON)))
             } else {
                 let rdir = PathBuf::from(flag_value(argv, "--result-dir").unwrap_or("."));
                 match flag_value(argv, "--result-filename") {
@@ -167,18 +150,17 @@ pub fn bring_in(found: &Path, dir: &Path) -> std::io::Result<String> {
         let a = std::fs::canonicalize(found).ok();
         a.is_some() && a == std::fs::canonicalize(dir.join(name)).ok()
     };
-    if same("bench.json") {
-        return Ok("bench.json".into());
-    }
-    if same("bench.jsonl") {
-        return Ok("bench.jsonl".into());
+    for name in [docs::BENCH_JSON, docs::BENCH_JSONL] {
+        if same(name) {
+            return Ok(name.into());
+        }
     }
     let bytes = std::fs::read(found)?;
     let text = String::from_utf8_lossy(&bytes);
     let name = if analyzer::json::parse(&text).is_ok() {
-        "bench.json"
+        docs::BENCH_JSON
     } else {
-        "bench.jsonl"
+        docs::BENCH_JSONL
     };
     crate::docs::write_atomic(dir, name, &bytes)?;
     Ok(name.into())

@@ -6,7 +6,9 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use analyzer::checks::t07_probe;
-use analyzer::json::{self, obj, Json};
+use analyzer::docs::probe::{Probe, ProbeOutcome, ProbeRequest, Reply};
+use analyzer::json::{self, Json};
+use serde::Serialize;
 
 use crate::clock;
 use crate::http::{self, Client};
@@ -30,6 +32,15 @@ impl Default for ProbeOptions {
     }
 }
 
+/// The body of every probe request (recorder.md §6 step 2).
+#[derive(Serialize)]
+struct Completion<'a> {
+    model: &'a str,
+    prompt: &'a str,
+    max_tokens: u32,
+    temperature: f64,
+}
+
 /// The first model the server lists.
 fn list_model(base: &str) -> Result<String, String> {
     let r = Client::new(Duration::from_secs(30))
@@ -48,33 +59,39 @@ fn list_model(base: &str) -> Result<String, String> {
         .ok_or_else(|| "no model in the list".to_string())
 }
 
-/// One completion request and its reply record (`ok`, `status`, `seconds`,
-/// `completion_tokens`, `error`), the keys the shared rule reads.
-fn one_request(client: &Client, base: &str, body: &str) -> Json {
+/// One completion request and its reply record.
+fn one_request(client: &Client, base: &str, body: &str) -> Reply {
     let t0 = Instant::now();
     let r = client.post_json(&format!("{base}/v1/completions"), body);
-    let seconds = t0.elapsed().as_secs_f64();
-    let (ok, status, tokens, error) = match r {
-        Err(e) => (false, None, None, Some(e.0)),
-        Ok(reply) => judge(&reply),
-    };
-    obj([
-        ("ok", Json::Bool(ok)),
-        ("status", Json::from(status.map(i64::from))),
-        ("seconds", Json::Float(analyzer::num::round_dp(seconds, 3))),
-        ("completion_tokens", Json::from(tokens)),
-        ("error", Json::from(error)),
-    ])
+    let seconds = Some(analyzer::num::round_dp(t0.elapsed().as_secs_f64(), 3));
+    match r {
+        Err(e) => Reply {
+            seconds,
+            error: Some(e.0),
+            ..Reply::default()
+        },
+        Ok(reply) => Reply {
+            seconds,
+            ..judge(&reply)
+        },
+    }
 }
 
-/// A good reply: 200, a JSON body, and tokens or text (recorder.md §6 step 3).
-fn judge(reply: &http::Reply) -> (bool, Option<u16>, Option<i64>, Option<String>) {
-    let status = Some(reply.status);
+/// A good reply: 200, a JSON body, and tokens or text (recorder.md §6 step 3). The
+/// record without its time.
+fn judge(reply: &http::Reply) -> Reply {
+    let failed = |error: String, completion_tokens: Option<i64>| Reply {
+        ok: false,
+        status: Some(reply.status),
+        seconds: None,
+        completion_tokens,
+        error: Some(error),
+    };
     if reply.status != 200 {
-        return (false, status, None, Some(http::reason(reply.status)));
+        return failed(http::reason(reply.status), None);
     }
     let Ok(doc) = json::parse(&reply.text()) else {
-        return (false, status, None, Some("the reply is not JSON".into()));
+        return failed("the reply is not JSON".into(), None);
     };
     let tokens = doc
         .get("usage")
@@ -88,9 +105,15 @@ fn judge(reply: &http::Reply) -> (bool, Option<u16>, Option<i64>, Option<String>
         .and_then(Json::as_str)
         .unwrap_or("");
     if tokens.is_some_and(|t| t > 0) || !text.is_empty() {
-        (true, status, tokens, None)
+        Reply {
+            ok: true,
+            status: Some(reply.status),
+            seconds: None,
+            completion_tokens: tokens,
+            error: None,
+        }
     } else {
-        (false, status, tokens, Some("empty completion".into()))
+        failed("empty completion".into(), tokens)
     }
 }
 
@@ -98,8 +121,9 @@ fn health(base: &str) -> bool {
     http::healthy(&format!("{base}/health"), Duration::from_secs(10))
 }
 
-/// Runs the probe and returns `probe.json` (recorder.md §9.2) with its outcome.
-pub fn run(base: &str, opts: &ProbeOptions) -> Json {
+/// Runs the probe and returns `probe.json` (recorder.md §9.2) with the outcome T7's rule
+/// gives on its replies.
+pub fn run(base: &str, opts: &ProbeOptions) -> Probe {
     let base = base.trim_end_matches('/').to_string();
     let started = clock::wall();
     let (model, models_error) = match &opts.model {
@@ -109,53 +133,47 @@ pub fn run(base: &str, opts: &ProbeOptions) -> Json {
             Err(e) => (None, Some(e)),
         },
     };
-    let request = obj([
-        ("prompt", Json::from(PROMPT)),
-        ("max_tokens", Json::from(i64::from(opts.max_tokens))),
-        ("temperature", Json::Float(0.0)),
-        ("concurrency", Json::from(opts.concurrency)),
-    ]);
-    let (mut first, mut burst, mut alive) = (Json::Null, Json::Null, Json::Null);
-    if let Some(m) = &model {
-        let body = obj([
-            ("model", Json::from(m.as_str())),
-            ("prompt", Json::from(PROMPT)),
-            ("max_tokens", Json::from(i64::from(opts.max_tokens))),
-            ("temperature", Json::Float(0.0)),
-        ])
-        .to_compact();
+    let mut doc = Probe {
+        url: base.clone(),
+        model,
+        models_error,
+        request: Some(ProbeRequest {
+            prompt: PROMPT.into(),
+            max_tokens: opts.max_tokens,
+            temperature: 0.0,
+            concurrency: opts.concurrency,
+        }),
+        started_wall: Some(started),
+        ..Probe::default()
+    };
+    if let Some(m) = &doc.model {
+        let body = json::to_compact(&Completion {
+            model: m,
+            prompt: PROMPT,
+            max_tokens: opts.max_tokens,
+            temperature: 0.0,
+        });
         let client = Client::new(Duration::from_secs(300));
-        first = one_request(&client, &base, &body);
-        if first.get("ok").and_then(Json::as_bool) == Some(true) {
-            burst = Json::Arr(send_burst(&base, &body, opts.concurrency));
+        let first = one_request(&client, &base, &body);
+        if first.ok {
+            doc.burst = Some(send_burst(&base, &body, opts.concurrency));
         }
-        alive = Json::Bool(health(&base));
+        doc.first = Some(first);
+        doc.alive_after = Some(health(&base));
     }
-    let mut doc = obj([
-        ("schema", Json::from("inferlint.probe/1")),
-        ("url", Json::from(base.as_str())),
-        ("model", Json::from(model)),
-        ("models_error", Json::from(models_error)),
-        ("request", request),
-        ("first", first),
-        ("burst", burst),
-        ("alive_after", alive),
-    ]);
-    let (pass, message, _) = t07_probe::outcome(&doc);
-    if let Json::Obj(pairs) = &mut doc {
-        pairs.push((
-            "outcome".into(),
-            Json::from(if pass { "pass" } else { "fail" }),
-        ));
-        pairs.push(("message".into(), Json::from(message)));
-        pairs.push(("started_wall".into(), Json::Float(started)));
-        pairs.push(("ended_wall".into(), Json::Float(clock::wall())));
-    }
+    let outcome = t07_probe::outcome(&doc);
+    doc.outcome = Some(if outcome.passed {
+        ProbeOutcome::Pass
+    } else {
+        ProbeOutcome::Fail
+    });
+    doc.message = Some(outcome.message);
+    doc.ended_wall = Some(clock::wall());
     doc
 }
 
 /// `n` identical requests released together, each on its own connection.
-fn send_burst(base: &str, body: &str, n: usize) -> Vec<Json> {
+fn send_burst(base: &str, body: &str, n: usize) -> Vec<Reply> {
     let gate = Arc::new(Barrier::new(n.max(1)));
     let handles: Vec<_> = (0..n)
         .map(|_| {
@@ -170,26 +188,21 @@ fn send_burst(base: &str, body: &str, n: usize) -> Vec<Json> {
     handles
         .into_iter()
         .map(|h| {
-            h.join().unwrap_or_else(|_| {
-                obj([
-                    ("ok", Json::Bool(false)),
-                    ("status", Json::Null),
-                    ("seconds", Json::Null),
-                    ("completion_tokens", Json::Null),
-                    ("error", Json::from("the request thread failed")),
-                ])
+            h.join().unwrap_or_else(|_| Reply {
+                error: Some("the request thread failed".into()),
+                ..Reply::default()
             })
         })
         .collect()
 }
 
 /// Whether the document's stored outcome passed.
-pub fn passed(doc: &Json) -> bool {
-    doc.get("outcome").and_then(Json::as_str) == Some("pass")
+pub fn passed(doc: &Probe) -> bool {
+    doc.outcome == Some(ProbeOutcome::Pass)
 }
 
 /// The probe as a result object (T7), through the analyzer's reading of `probe.json`.
-pub fn result(doc: &Json) -> analyzer::CheckResult {
+pub fn result(doc: &Probe) -> analyzer::CheckResult {
     t07_probe::from_document(doc)
 }
 
@@ -206,26 +219,25 @@ mod tests {
 
     #[test]
     fn good_and_bad_replies() {
-        assert!(
-            judge(&reply(
-                200,
-                r#"{"choices": [{"text": "ok"}], "usage": {"completion_tokens": 16}}"#
-            ))
-            .0
-        );
-        assert!(judge(&reply(200, r#"{"choices": [{"text": "x"}]}"#)).0);
-        let (ok, _, _, e) = judge(&reply(
+        let good = judge(&reply(
+            200,
+            r#"{"choices": [{"text": "ok"}], "usage": {"completion_tokens": 16}}"#,
+        ));
+        assert!(good.ok);
+        assert_eq!(good.completion_tokens, Some(16));
+        assert!(judge(&reply(200, r#"{"choices": [{"text": "x"}]}"#)).ok);
+        let empty = judge(&reply(
             200,
             r#"{"choices": [{"text": ""}], "usage": {"completion_tokens": 0}}"#,
         ));
-        assert!(!ok);
-        assert_eq!(e.as_deref(), Some("empty completion"));
-        let (ok, s, _, e) = judge(&reply(500, "oops"));
-        assert!(!ok);
-        assert_eq!(s, Some(500));
-        assert_eq!(e.as_deref(), Some("Internal Server Error"));
+        assert!(!empty.ok);
+        assert_eq!(empty.error.as_deref(), Some("empty completion"));
+        let error = judge(&reply(500, "oops"));
+        assert!(!error.ok);
+        assert_eq!(error.status, Some(500));
+        assert_eq!(error.error.as_deref(), Some("Internal Server Error"));
         assert_eq!(
-            judge(&reply(200, "<html>")).3.as_deref(),
+            judge(&reply(200, "<html>")).error.as_deref(),
             Some("the reply is not JSON")
         );
     }
@@ -243,9 +255,10 @@ mod tests {
             &ProbeOptions::default(),
         );
         assert!(!passed(&doc));
-        let msg = doc.get("message").and_then(Json::as_str).unwrap();
+        let msg = doc.message.clone().unwrap();
         assert!(msg.starts_with("cannot list models: "), "{msg}");
+        assert!(doc.first.is_none() && doc.burst.is_none() && doc.alive_after.is_none());
         // The stored outcome equals the shared rule on the stored replies.
-        assert_eq!(t07_probe::outcome(&doc).1, msg);
+        assert_eq!(t07_probe::outcome(&doc).message, msg);
     }
 }

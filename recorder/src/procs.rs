@@ -5,7 +5,8 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use analyzer::json::{obj, Json};
+use analyzer::docs::gate::ServerProcess;
+use analyzer::docs::processes::Process;
 use analyzer::Engine;
 
 /// One process.
@@ -247,21 +248,13 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn to_json(&self) -> Json {
-        obj([
-            ("pid", Json::from(i64::from(self.proc.pid))),
-            ("engine", Json::from(self.engine.key())),
-            (
-                "argv",
-                Json::Arr(
-                    self.proc
-                        .argv
-                        .iter()
-                        .map(|a| Json::from(a.as_str()))
-                        .collect(),
-                ),
-            ),
-        ])
+    /// As `gate.json` and `teardown.json` list it.
+    pub fn doc(&self) -> ServerProcess {
+        ServerProcess {
+            pid: self.proc.pid,
+            engine: self.engine,
+            argv: self.proc.argv.clone(),
+        }
     }
 }
 
@@ -424,20 +417,17 @@ pub fn socket_owner(fs: &ProcFs, port: u16, owned: &[Proc]) -> SocketOwner {
 }
 
 /// A process for `processes.json`.
-pub fn proc_json(p: &Proc, engine: Option<Engine>) -> Json {
-    obj([
-        ("pid", Json::from(i64::from(p.pid))),
-        ("ppid", Json::from(i64::from(p.ppid))),
-        ("sid", Json::from(i64::from(p.sid))),
-        ("start_ticks", Json::from(p.start_ticks)),
-        ("state", Json::from(p.state.to_string())),
-        ("comm", Json::from(p.comm.as_str())),
-        (
-            "argv",
-            Json::Arr(p.argv.iter().map(|a| Json::from(a.as_str())).collect()),
-        ),
-        ("engine", Json::from(engine.map(Engine::key))),
-    ])
+pub fn process_doc(p: &Proc, engine: Option<Engine>) -> Process {
+    Process {
+        pid: p.pid,
+        ppid: p.ppid,
+        sid: p.sid,
+        start_ticks: p.start_ticks,
+        state: p.state,
+        comm: p.comm.clone(),
+        argv: p.argv.clone(),
+        engine,
+    }
 }
 
 /// `/proc` under `root` exists at all (Linux or WSL).

@@ -6,9 +6,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use analyzer::json::Json;
+use analyzer::docs::SnapshotDoc;
 use analyzer::prom::Exposition;
-use analyzer::snapshot::Snapshot;
 use analyzer::Engine;
 
 use crate::clock::{self, Stamp};
@@ -52,16 +51,15 @@ impl Reading {
         Engine::from_metric_names(self.metrics.names())
     }
 
-    /// The snapshot document (formats.md §2.1), through the analyzer's writer.
-    pub fn snapshot_json(&self) -> Json {
-        Snapshot {
+    /// The snapshot document (formats.md §2.1).
+    pub fn snapshot_doc(&self) -> SnapshotDoc {
+        SnapshotDoc {
             url: self.url.clone(),
             t_wall: self.t_wall,
             t_mono_ns: Some(self.t_mono_ns),
             latency_s: Some(self.latency_s),
-            metrics: Exposition::default(),
+            text: self.text.clone(),
         }
-        .to_json(&self.text)
     }
 }
 

@@ -9,10 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use analyzer::json::{obj, Json};
+use analyzer::docs::{self, Row, SeriesHeader};
 use analyzer::num::round_dp;
 use analyzer::prom::Exposition;
-use analyzer::series::{header_line, Row};
 use analyzer::Engine;
 
 use crate::scrape::{Reading, Scraper};
@@ -26,29 +25,33 @@ pub struct Ambiguity {
 
 /// The row of one reading, and the ambiguity when the KV gauge had several series.
 pub fn row_of(reading: &Reading, engine: Engine) -> (Row, Option<Ambiguity>) {
-    let m = engine.metrics();
-    let x = &reading.metrics;
-    let (kv_usage, ambiguity) = match x.single(m.kv_usage, &[]) {
+    let names = engine.metrics();
+    let metrics = &reading.metrics;
+    let (kv_usage, ambiguity) = match metrics.single(names.kv_usage, &[]) {
         Ok(v) => (v, None),
-        Err(_) => (None, Some(ambiguity(x, m.kv_usage))),
+        Err(_) => (None, Some(ambiguity(metrics, names.kv_usage))),
     };
     // SGLang exports its retraction counter only after the first retraction; its gauge
     // witnesses that the counter reads 0 until then (formats.md §5.6).
-    let preemptions = m.evictions.and_then(|name| {
-        x.total(name, &[])
-            .or_else(|| m.evictions_witness.filter(|w| x.has(w)).map(|_| 0.0))
+    let preemptions = names.evictions.and_then(|name| {
+        metrics.total(name, &[]).or_else(|| {
+            names
+                .evictions_witness
+                .filter(|witness| metrics.has(witness))
+                .map(|_| 0.0)
+        })
     });
     let row = Row {
         t_wall: round_dp(reading.t_wall, 6),
         t_mono_ns: Some(reading.t_mono_ns),
         latency_s: Some(reading.latency_s),
-        running: x.total(m.running, &[]),
-        waiting: x.total(m.waiting, &[]),
+        running: metrics.total(names.running, &[]),
+        waiting: metrics.total(names.waiting, &[]),
         kv_usage,
         preemptions,
-        generation_tokens: x.total(m.generation_tokens, &[]),
-        prompt_tokens: x.total(m.prompt_tokens, &[]),
-        paused: m.paused.and_then(|p| x.total(p, &[])),
+        generation_tokens: metrics.total(names.generation_tokens, &[]),
+        prompt_tokens: metrics.total(names.prompt_tokens, &[]),
+        paused: names.paused.and_then(|p| metrics.total(p, &[])),
     };
     (row, ambiguity)
 }
@@ -69,28 +72,6 @@ fn ambiguity(x: &Exposition, name: &str) -> Ambiguity {
         name: name.to_string(),
         label_sets,
     }
-}
-
-/// The row's line: keys in the written order, only the fields the engine has.
-pub fn row_line(row: &Row, engine: Engine) -> String {
-    let f = |v: Option<f64>| Json::from(v);
-    let mut pairs: Vec<(&str, Json)> = vec![
-        ("t_wall", Json::Float(row.t_wall)),
-        ("t_mono_ns", Json::from(row.t_mono_ns)),
-        ("latency_s", f(row.latency_s)),
-        ("running", f(row.running)),
-        ("waiting", f(row.waiting)),
-        ("kv_usage", f(row.kv_usage)),
-    ];
-    if engine.metrics().evictions.is_some() {
-        pairs.push(("preemptions", f(row.preemptions)));
-    }
-    pairs.push(("generation_tokens", f(row.generation_tokens)));
-    pairs.push(("prompt_tokens", f(row.prompt_tokens)));
-    if engine.metrics().paused.is_some() {
-        pairs.push(("paused", f(row.paused)));
-    }
-    obj(pairs).to_compact()
 }
 
 /// Appends rows to a series file: the header at the first success, each line flushed.
@@ -118,6 +99,16 @@ impl SeriesWriter {
         })
     }
 
+    /// The header line: told once, from the first successful reading (none: no engine).
+    fn header(&mut self, engine: Option<Engine>) -> std::io::Result<()> {
+        let header = SeriesHeader {
+            url: Some(self.url.clone()),
+            interval_s: Some(self.interval_s),
+            engine,
+        };
+        self.line(&docs::to_line(&header))
+    }
+
     fn line(&mut self, text: &str) -> std::io::Result<()> {
         // One write per line, so a reader never sees half a header next to a row.
         let mut buf = Vec::with_capacity(text.len() + 1);
@@ -134,8 +125,7 @@ impl SeriesWriter {
             None => {
                 // Told once, from the first successful reading's names.
                 let e = reading.engine().unwrap_or(Engine::Vllm);
-                let header = header_line(&self.url, self.interval_s, Some(e));
-                self.line(&header)?;
+                self.header(Some(e))?;
                 self.engine = Some(e);
                 e
             }
@@ -145,7 +135,7 @@ impl SeriesWriter {
             self.ambiguous_rows += 1;
             self.ambiguity.get_or_insert(a);
         }
-        self.line(&row_line(&row, engine))?;
+        self.line(&row.line(engine))?;
         self.rows += 1;
         Ok(row)
     }
@@ -154,8 +144,7 @@ impl SeriesWriter {
     /// note about an ambiguous KV gauge, if any.
     pub fn close(&mut self) -> std::io::Result<Option<String>> {
         if self.engine.is_none() {
-            let header = header_line(&self.url, self.interval_s, None);
-            self.line(&header)?;
+            self.header(None)?;
             self.engine = Some(Engine::Vllm);
         }
         Ok(self.ambiguity.as_ref().map(|a| {
@@ -193,23 +182,23 @@ pub fn record_until(
     latest: &Latest,
     verbose: bool,
 ) -> Summary {
-    let mut s = Summary::default();
+    let mut summary = Summary::default();
     while !stop.load(Ordering::SeqCst) {
         match scraper.scrape() {
-            Ok(r) => match writer.write(&r) {
+            Ok(reading) => match writer.write(&reading) {
                 Ok(row) => {
-                    s.latencies.push(r.latency_s);
-                    if let Ok(mut l) = latest.lock() {
-                        *l = Some(row);
+                    summary.latencies.push(reading.latency_s);
+                    if let Ok(mut latest) = latest.lock() {
+                        *latest = Some(row);
                     }
                 }
                 Err(e) => {
-                    s.write_error = Some(e.to_string());
+                    summary.write_error = Some(e.to_string());
                     break;
                 }
             },
             Err(e) => {
-                s.failures += 1;
+                summary.failures += 1;
                 if verbose {
                     eprintln!("scrape failed: {e}");
                 }
@@ -220,12 +209,12 @@ pub fn record_until(
             std::thread::sleep((end - Instant::now()).min(Duration::from_millis(10)));
         }
     }
-    s.rows = writer.rows;
+    summary.rows = writer.rows;
     match writer.close() {
-        Ok(note) => s.note = note,
-        Err(e) => s.write_error = Some(e.to_string()),
+        Ok(note) => summary.note = note,
+        Err(e) => summary.write_error = Some(e.to_string()),
     }
-    s
+    summary
 }
 
 /// The series recorder on its own thread (`record`, from just before the load until
@@ -243,8 +232,8 @@ impl Recorder {
         let (tx, done) = std::sync::mpsc::channel();
         let (stop2, latest2) = (stop.clone(), latest.clone());
         std::thread::spawn(move || {
-            let s = record_until(&scraper, &mut writer, interval, &stop2, &latest2, false);
-            let _ = tx.send(s);
+            let summary = record_until(&scraper, &mut writer, interval, &stop2, &latest2, false);
+            let _ = tx.send(summary);
         });
         Recorder { stop, done, latest }
     }
@@ -282,7 +271,7 @@ mod tests {
         let (row, amb) = row_of(&r, Engine::Vllm);
         assert!(amb.is_none());
         assert_eq!(
-            row_line(&row, Engine::Vllm),
+            row.line(Engine::Vllm),
             "{\"t_wall\": 1790000000.123457, \"t_mono_ns\": 5000000000, \"latency_s\": 0.004, \"running\": 3.0, \"waiting\": 1.0, \"kv_usage\": 0.5, \"preemptions\": 0.0, \"generation_tokens\": 10.0, \"prompt_tokens\": null}"
         );
     }
@@ -296,7 +285,7 @@ mod tests {
         assert_eq!(row_of(&r, Engine::Sglang).0.preemptions, None);
         let r = reading("trtllm_num_paused_requests{pid=\"1\"} 2\n");
         let (row, _) = row_of(&r, Engine::Trtllm);
-        let line = row_line(&row, Engine::Trtllm);
+        let line = row.line(Engine::Trtllm);
         assert!(!line.contains("preemptions"));
         assert!(
             line.ends_with("\"prompt_tokens\": null, \"paused\": 2.0}"),

@@ -5,98 +5,68 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use analyzer::json::{obj, Json};
+use analyzer::checks::t02_orphaned_engine::{CardCheck, Rule};
+use analyzer::docs::teardown::{Delivery, SignalRecord, StopSignal, Target};
 use analyzer::num::round_dp;
 use analyzer::Engine;
 use nix::errno::Errno;
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
-use crate::gpu::{self, Probe, Rule, Verdict};
+use crate::gpu::{self, CardReader};
 use crate::procs::{self, Proc, ProcFs, Server};
 use crate::signals;
 
-/// Who a signal goes to.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum To {
-    Group(i32),
-    Pid(i32),
-}
-
-/// How a signal went.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Sent {
-    Sent,
-    Gone,
-    NotPermitted,
-}
-
-impl Sent {
-    fn as_str(self) -> &'static str {
-        match self {
-            Sent::Sent => "sent",
-            Sent::Gone => "gone",
-            Sent::NotPermitted => "not permitted",
-        }
+/// The signal a stop sends, as the kernel knows it.
+pub fn os_signal(sig: StopSignal) -> Signal {
+    match sig {
+        StopSignal::Term => Signal::SIGTERM,
+        StopSignal::Kill => Signal::SIGKILL,
     }
 }
 
-/// One signal, for `teardown.json`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SignalRecord {
-    pub elapsed: f64,
-    pub to: To,
-    pub signal: Signal,
-    pub result: Sent,
-}
-
-impl SignalRecord {
-    pub fn to_json(&self) -> Json {
-        let (k, id) = match self.to {
-            To::Group(g) => ("group", g),
-            To::Pid(p) => ("pid", p),
-        };
-        obj([
-            ("elapsed_s", Json::Float(round_dp(self.elapsed, 3))),
-            (k, Json::from(i64::from(id))),
-            ("signal", Json::from(self.signal.as_str())),
-            ("result", Json::from(self.result.as_str())),
-        ])
+/// Sends `sig` to `to` and records it, stamped with the world's clock.
+pub fn send_recorded(world: &mut dyn World, to: Target, sig: StopSignal) -> SignalRecord {
+    let result = world.signal(to, sig);
+    SignalRecord {
+        elapsed_s: round_dp(world.elapsed(), 3),
+        to,
+        signal: sig,
+        result,
     }
 }
 
 /// What stopping needs from the world.
 pub trait World {
-    fn signal(&mut self, to: To, sig: Signal) -> Sent;
+    fn signal(&mut self, to: Target, sig: StopSignal) -> Delivery;
     /// Whether the process is still the same live process (PID and start time).
     fn alive(&mut self, p: &Proc) -> bool;
     fn elapsed(&mut self) -> f64;
     /// Waits; false when a signal says to stop waiting.
     fn wait(&mut self, seconds: f64) -> bool;
     /// `(MiB used, live server processes of any engine)` for the clear-card rule.
-    fn card(&mut self) -> (Option<i64>, usize);
+    fn card(&mut self) -> (Option<i64>, u32);
+}
+
+/// What stopping each target did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stopped {
+    /// Every signal sent, in order.
+    pub signals: Vec<SignalRecord>,
+    /// The targets still alive at the end.
+    pub left: Vec<Proc>,
 }
 
 /// SIGTERM each target by PID, poll every 0.5 s up to `grace` s, SIGKILL survivors.
-/// Returns the records and the targets still alive at the end.
-pub fn stop_each(
-    world: &mut dyn World,
-    targets: &[Proc],
-    grace: f64,
-) -> (Vec<SignalRecord>, Vec<Proc>) {
+pub fn stop_each(world: &mut dyn World, targets: &[Proc], grace: f64) -> Stopped {
     let mut records = Vec::new();
     let mut pending: Vec<Proc> = Vec::new();
     for p in targets {
-        let r = world.signal(To::Pid(p.pid), Signal::SIGTERM);
-        records.push(SignalRecord {
-            elapsed: world.elapsed(),
-            to: To::Pid(p.pid),
-            signal: Signal::SIGTERM,
-            result: r,
-        });
-        if r == Sent::Sent {
+        let record = send_recorded(world, Target::Pid(p.pid), StopSignal::Term);
+        if record.result == Delivery::Sent {
             pending.push(p.clone());
         }
+        records.push(record);
     }
     let start = world.elapsed();
     let mut waited = true;
@@ -108,62 +78,37 @@ pub fn stop_each(
         waited = world.wait(0.5);
     }
     for p in &pending {
-        let r = world.signal(To::Pid(p.pid), Signal::SIGKILL);
-        records.push(SignalRecord {
-            elapsed: world.elapsed(),
-            to: To::Pid(p.pid),
-            signal: Signal::SIGKILL,
-            result: r,
-        });
+        records.push(send_recorded(world, Target::Pid(p.pid), StopSignal::Kill));
     }
     if !pending.is_empty() {
         world.wait(0.5);
     }
     let left = pending.into_iter().filter(|p| world.alive(p)).collect();
-    (records, left)
+    Stopped {
+        signals: records,
+        left,
+    }
 }
 
-/// The clear-card rule on a world.
-pub fn card_rule(world: &mut dyn World, rule: &Rule) -> Verdict {
-    struct Adapter<'a>(&'a mut dyn World);
-    impl Probe for Adapter<'_> {
-        fn read(&mut self) -> (Option<i64>, usize) {
-            self.0.card()
+/// The clear-card rule on a world, its clock counted from the rule's own start.
+pub fn card_rule(world: &mut dyn World, rule: &Rule) -> CardCheck {
+    struct Reader<'a> {
+        world: &'a mut dyn World,
+        start: f64,
+    }
+    impl CardReader for Reader<'_> {
+        fn read(&mut self) -> (Option<i64>, u32) {
+            self.world.card()
         }
         fn elapsed(&mut self) -> f64 {
-            self.0.elapsed()
+            self.world.elapsed() - self.start
         }
         fn wait(&mut self, s: f64) -> bool {
-            self.0.wait(s)
+            self.world.wait(s)
         }
     }
     let start = world.elapsed();
-    let mut a = Adapter(world);
-    let mut v = gpu::clear_card(
-        &Rule {
-            timeout_s: rule.timeout_s,
-            ..*rule
-        },
-        &mut Offset(&mut a, start),
-    );
-    for r in &mut v.readings {
-        r.elapsed = round_dp(r.elapsed, 3);
-    }
-    v
-}
-
-/// Elapsed time measured from the rule's own start.
-struct Offset<'a>(&'a mut dyn Probe, f64);
-impl Probe for Offset<'_> {
-    fn read(&mut self) -> (Option<i64>, usize) {
-        self.0.read()
-    }
-    fn elapsed(&mut self) -> f64 {
-        self.0.elapsed() - self.1
-    }
-    fn wait(&mut self, s: f64) -> bool {
-        self.0.wait(s)
-    }
+    gpu::clear_card(rule, &mut Reader { world, start })
 }
 
 /// The live world: real signals, `/proc`, `nvidia-smi`, and the monotonic clock.
@@ -185,28 +130,29 @@ impl Live {
 }
 
 /// Sends a signal, telling "gone" and "not permitted" apart.
-pub fn send(to: To, sig: Signal) -> Sent {
+pub fn send(to: Target, sig: StopSignal) -> Delivery {
+    let sig = os_signal(sig);
     let r = match to {
-        To::Group(g) => nix::sys::signal::killpg(Pid::from_raw(g), sig),
-        To::Pid(p) => nix::sys::signal::kill(Pid::from_raw(p), sig),
+        Target::Group(g) => nix::sys::signal::killpg(Pid::from_raw(g), sig),
+        Target::Pid(p) => nix::sys::signal::kill(Pid::from_raw(p), sig),
     };
     match r {
-        Ok(()) => Sent::Sent,
-        Err(Errno::ESRCH) => Sent::Gone,
-        Err(_) => Sent::NotPermitted,
+        Ok(()) => Delivery::Sent,
+        Err(Errno::ESRCH) => Delivery::Gone,
+        Err(_) => Delivery::NotPermitted,
     }
 }
 
 impl World for Live {
-    fn signal(&mut self, to: To, sig: Signal) -> Sent {
+    fn signal(&mut self, to: Target, sig: StopSignal) -> Delivery {
         // The last line of defence: never the recorder itself, its group or an ancestor.
         let me = std::process::id() as i32;
         let table = self.fs.table();
         let never = procs::self_and_ancestors(&table, me);
         let mygroup = nix::unistd::getpgrp().as_raw();
         match to {
-            To::Pid(p) if never.contains(&p) || p <= 1 => return Sent::NotPermitted,
-            To::Group(g) if g == mygroup || g <= 1 => return Sent::NotPermitted,
+            Target::Pid(p) if never.contains(&p) || p <= 1 => return Delivery::NotPermitted,
+            Target::Group(g) if g == mygroup || g <= 1 => return Delivery::NotPermitted,
             _ => {}
         }
         send(to, sig)
@@ -222,8 +168,9 @@ impl World for Live {
     fn wait(&mut self, seconds: f64) -> bool {
         signals::sleep(Duration::from_secs_f64(seconds), self.allowed_signals)
     }
-    fn card(&mut self) -> (Option<i64>, usize) {
-        (gpu::used_mib(), procs::live_servers(&self.fs).len())
+    fn card(&mut self) -> (Option<i64>, u32) {
+        let servers = procs::live_servers(&self.fs).len();
+        (gpu::used_mib(), u32::try_from(servers).unwrap_or(u32::MAX))
     }
 }
 
@@ -245,17 +192,29 @@ pub fn usual_pattern(targets: &[Server]) -> &'static str {
     }
 }
 
-/// What `pkill -f PATTERN` would do here: `(missed targets, wrongly hit others)`.
-pub fn pkill_would(table: &[Proc], targets: &[Server], pattern: &str, me: i32) -> (usize, usize) {
+/// What a substring `pkill -f PATTERN` would do to the targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pkill {
+    /// Targets it would not signal.
+    pub missed: usize,
+    /// Other processes it would signal.
+    pub wrongly_hit: usize,
+}
+
+/// What `pkill -f PATTERN` would do here.
+pub fn pkill_would(table: &[Proc], targets: &[Server], pattern: &str, me: i32) -> Pkill {
     let target_pids: HashSet<i32> = targets.iter().map(|s| s.proc.pid).collect();
     let hit = |p: &Proc| p.argv.join(" ").contains(pattern);
     let missed = targets.iter().filter(|s| !hit(&s.proc)).count();
     // pkill spares itself; everything else matching is hit.
-    let wrong = table
+    let wrongly_hit = table
         .iter()
         .filter(|p| p.pid != me && p.live() && !target_pids.contains(&p.pid) && hit(p))
         .count();
-    (missed, wrong)
+    Pkill {
+        missed,
+        wrongly_hit,
+    }
 }
 
 /// `target  pid=PID CMDLINE`: PID padded to 8 columns, command line cut at 100 characters.
@@ -275,23 +234,25 @@ mod tests {
         t: f64,
         alive: HashMap<i32, (Engine, bool)>,
         denied: HashSet<i32>,
-        log: Vec<(i32, Signal)>,
+        log: Vec<(i32, StopSignal)>,
     }
 
     impl World for Fake {
-        fn signal(&mut self, to: To, sig: Signal) -> Sent {
-            let To::Pid(p) = to else { return Sent::Gone };
+        fn signal(&mut self, to: Target, sig: StopSignal) -> Delivery {
+            let Target::Pid(p) = to else {
+                return Delivery::Gone;
+            };
             self.log.push((p, sig));
             if self.denied.contains(&p) {
-                return Sent::NotPermitted;
+                return Delivery::NotPermitted;
             }
             match self.alive.get(&p).copied() {
-                None => Sent::Gone,
+                None => Delivery::Gone,
                 Some((_, stubborn)) => {
-                    if sig == Signal::SIGKILL || !stubborn {
+                    if sig == StopSignal::Kill || !stubborn {
                         self.alive.remove(&p);
                     }
-                    Sent::Sent
+                    Delivery::Sent
                 }
             }
         }
@@ -305,8 +266,8 @@ mod tests {
             self.t += s;
             true
         }
-        fn card(&mut self) -> (Option<i64>, usize) {
-            let n = self.alive.len();
+        fn card(&mut self) -> (Option<i64>, u32) {
+            let n = self.alive.len() as u32;
             (Some(if n > 0 { 18000 } else { 300 }), n)
         }
     }
@@ -331,17 +292,17 @@ mod tests {
             denied: HashSet::new(),
             log: vec![],
         };
-        let (rec, left) = stop_each(&mut w, &[proc(7)], 15.0);
-        assert_eq!(w.log, vec![(7, Signal::SIGTERM), (7, Signal::SIGKILL)]);
+        let Stopped { signals: rec, left } = stop_each(&mut w, &[proc(7)], 15.0);
+        assert_eq!(w.log, vec![(7, StopSignal::Term), (7, StopSignal::Kill)]);
         assert!(left.is_empty());
-        assert_eq!(rec[1].elapsed, 15.0);
+        assert_eq!(rec[1].elapsed_s, 15.0);
         assert_eq!(
-            rec[0].to_json().to_compact(),
+            analyzer::docs::to_json(&rec[0]).to_compact(),
             "{\"elapsed_s\": 0.0, \"pid\": 7, \"signal\": \"SIGTERM\", \"result\": \"sent\"}"
         );
         let v = card_rule(&mut w, &Rule::new(800, 2, 120.0));
         assert_eq!(v.clear, Some(true));
-        assert_eq!(v.readings[0].elapsed, 0.0);
+        assert_eq!(v.readings[0].elapsed_s, 0.0);
     }
 
     #[test]
@@ -355,9 +316,9 @@ mod tests {
             log: vec![],
         };
         // --engine sglang: only 7 is a target.
-        let (_, left) = stop_each(&mut w, &[proc(7)], 15.0);
+        let left = stop_each(&mut w, &[proc(7)], 15.0).left;
         assert!(left.is_empty());
-        assert_eq!(w.log, vec![(7, Signal::SIGTERM)]);
+        assert_eq!(w.log, vec![(7, StopSignal::Term)]);
         let v = card_rule(&mut w, &Rule::new(800, 2, 10.0));
         assert_eq!(v.clear, Some(false));
         assert!(
@@ -375,10 +336,12 @@ mod tests {
             denied: [9].into_iter().collect(),
             log: vec![],
         };
-        let (rec, _) = stop_each(&mut w, &[proc(9), proc(10)], 15.0);
-        assert_eq!(rec[0].result, Sent::NotPermitted);
-        assert_eq!(rec[1].result, Sent::Gone);
-        assert!(rec[0].to_json().to_compact().contains("\"not permitted\""));
+        let rec = stop_each(&mut w, &[proc(9), proc(10)], 15.0).signals;
+        assert_eq!(rec[0].result, Delivery::NotPermitted);
+        assert_eq!(rec[1].result, Delivery::Gone);
+        assert!(analyzer::docs::to_json(&rec[0])
+            .to_compact()
+            .contains("\"not permitted\""));
     }
 
     #[test]
@@ -420,7 +383,13 @@ mod tests {
             })
             .collect();
         assert_eq!(usual_pattern(&targets), "vllm serve");
-        assert_eq!(pkill_would(&table, &targets, "vllm serve", 401), (3, 2));
+        assert_eq!(
+            pkill_would(&table, &targets, "vllm serve", 401),
+            Pkill {
+                missed: 3,
+                wrongly_hit: 2
+            }
+        );
         assert_eq!(
             target_line(&table[1]),
             "target  pid=201     VLLM::EngineCore"

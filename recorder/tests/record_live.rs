@@ -111,13 +111,14 @@ fn completed(
         w.scoped_pids()
     );
     // The probe's stored outcome equals the shared rule on its replies.
-    let probe = json(&run.join("probe.json"));
-    let (pass, msg, _) = analyzer::checks::t07_probe::outcome(&probe);
-    assert_eq!(
-        probe.get("message").and_then(Json::as_str),
-        Some(msg.as_str())
-    );
-    assert!(pass);
+    let probe: analyzer::docs::Probe = analyzer::docs::read(
+        "probe.json",
+        &std::fs::read(run.join("probe.json")).unwrap(),
+    )
+    .unwrap();
+    let rule = analyzer::checks::t07_probe::outcome(&probe);
+    assert_eq!(probe.message.as_deref(), Some(rule.message.as_str()));
+    assert!(rule.passed);
     if analyzer_beside() {
         assert!(run.join("results.json").is_file() && run.join("report.html").is_file());
     } else {

@@ -248,7 +248,8 @@ fn sigkill_orphans_the_engine_core_gpu_inspect_refuses_and_teardown_stops_only_i
 
 /// T2 as the analyzer reads it from a `gate.json` alone.
 fn verdicts_of_gate(w: &World) -> (String, ()) {
-    let doc = json(&w.dir.join("gate.json"));
-    let r = analyzer::checks::t02_orphaned_engine::from_document("gate.json", &doc);
+    let bytes = std::fs::read(w.dir.join("gate.json")).unwrap();
+    let doc: analyzer::docs::Gate = analyzer::docs::read("gate.json", &bytes).unwrap();
+    let r = analyzer::checks::t02_orphaned_engine::from_gate(&doc);
     (r.status.as_str().to_string(), ())
 }

@@ -397,7 +397,7 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
     let doc = json::to_pretty(&analysis.report, 1) + "\n";
     let mut written = Vec::new();
     if let Some(dir) = &args.run {
-        let path = dir.join(analyzer::folder::RESULTS);
+        let path = dir.join(analyzer::docs::RESULTS);
         match std::fs::write(&path, &doc) {
             Ok(()) => written.push(path.display().to_string()),
             Err(e) => eprintln!("inferlint: note: could not write {}: {e}", path.display()),
@@ -406,7 +406,7 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
     let html_path = args
         .html
         .clone()
-        .or_else(|| args.run.as_ref().map(|d| d.join("report.html")));
+        .or_else(|| args.run.as_ref().map(|d| d.join(analyzer::docs::REPORT)));
     if let Some(p) = html_path {
         match std::fs::write(&p, super::html::page(&analysis.report, &input, &opts)) {
             Ok(()) => written.push(p.display().to_string()),

@@ -149,7 +149,7 @@ mod tests {
         let page = one_file(template, &a.report, &input, &opts).unwrap();
         let data = &page[page.find(RUN_ELEMENT).unwrap() + RUN_ELEMENT.len()..];
         let data = &data[..data.find("</script>").unwrap()];
-        assert!(data.starts_with("{\"format\":\"inferlint.run/1\""));
+        assert!(data.starts_with(&format!("{{\"format\":\"{}\"", analyzer::pack::FORMAT)));
         assert!(!data.contains('<'));
         assert!(data.contains("\"requested\":\"32\""));
         assert!(page.ends_with("</script></body></html>"));

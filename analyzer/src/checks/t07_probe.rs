@@ -1,106 +1,216 @@
 //! T7 from the recorder's live probe (`probe.json`, recorder.md §6): one request, a burst,
 //! a health check. The outcome is the recorder's, reached by the shared rule below.
 
-use crate::json::{obj, Json};
+use serde::Serialize;
+
+use crate::docs::probe::{Probe, ProbeOutcome, Reply};
+use crate::docs::{self, PROBE};
+use crate::json::Json;
 use crate::verdict::{CheckResult, Status};
 
-/// Whether a reply record was good, and whether it was an admission-control rejection.
-fn reply_flags(reply: &Json) -> (bool, bool) {
-    let ok = reply.get("ok").and_then(Json::as_bool) == Some(true);
-    let rejected = !ok && reply.get("status").and_then(Json::as_i64_trunc) == Some(503);
-    (ok, rejected)
+/// The burst's figures in the evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct BurstEvidence {
+    concurrency: usize,
+    failed: usize,
+    max_seconds: Option<f64>,
+    rejected: usize,
 }
 
-/// The probe's outcome from its stored replies (recorder.md §6 step 7): `(passed,
-/// message, evidence)`. The recorder writes this outcome; the analyzer re-derives it.
-pub fn outcome(doc: &Json) -> (bool, String, Json) {
-    let Some(first) = doc.get("first").filter(|f| !f.is_null()) else {
-        let err = doc
-            .get("models_error")
-            .and_then(Json::as_str)
-            .unwrap_or("no reply recorded");
-        return (false, format!("cannot list models: {err}"), obj::<&str>([]));
-    };
-    let alive = doc.get("alive_after").and_then(Json::as_bool);
-    let burst = doc.get("burst").and_then(Json::as_array);
-    let concurrency = doc
-        .get("request")
-        .and_then(|r| r.get("concurrency"))
-        .and_then(Json::as_i64_trunc)
-        .or(burst.map(|b| b.len() as i64))
-        .unwrap_or(0);
-    let (mut failed, mut rejected, mut max_s) = (0i64, 0i64, None::<f64>);
-    for reply in burst.unwrap_or_default() {
-        let (ok, rej) = reply_flags(reply);
-        if rej {
-            rejected += 1;
-        } else if !ok {
-            failed += 1;
-        }
-        if let Some(s) = reply.get("seconds").and_then(Json::as_f64) {
-            max_s = Some(max_s.map_or(s, |m: f64| m.max(s)));
+/// The evidence of recorder.md §6 step 7.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct Evidence<'a> {
+    model: &'a Option<String>,
+    first: &'a Reply,
+    burst: BurstEvidence,
+    alive_after: Option<bool>,
+}
+
+/// The probe's outcome from its stored replies (recorder.md §6 step 7). The recorder
+/// writes this outcome; the analyzer re-derives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub passed: bool,
+    pub message: String,
+    /// `{}` when the model list failed.
+    pub evidence: Json,
+}
+
+impl Outcome {
+    fn new(passed: bool, message: String, evidence: Json) -> Outcome {
+        Outcome {
+            passed,
+            message,
+            evidence,
         }
     }
-    let evidence = obj([
-        ("model", doc.get("model").cloned().unwrap_or(Json::Null)),
-        ("first", first.clone()),
-        (
-            "burst",
-            obj([
-                ("concurrency", Json::Int(concurrency)),
-                ("failed", Json::Int(failed)),
-                ("max_seconds", Json::from(max_s)),
-                ("rejected", Json::Int(rejected)),
-            ]),
-        ),
-        ("alive_after", Json::from(alive)),
-    ]);
-    let (first_ok, _) = reply_flags(first);
-    if !first_ok {
-        let err = first
-            .get("error")
-            .and_then(Json::as_str)
-            .unwrap_or("no good reply");
-        return (false, format!("first request failed: {err}"), evidence);
+}
+
+/// The rule over the stored replies.
+pub fn outcome(doc: &Probe) -> Outcome {
+    let Some(first) = &doc.first else {
+        let err = doc.models_error.as_deref().unwrap_or("no reply recorded");
+        return Outcome::new(
+            false,
+            format!("cannot list models: {err}"),
+            Json::Obj(Vec::new()),
+        );
+    };
+    let burst = doc.burst.as_deref().unwrap_or_default();
+    let concurrency = doc
+        .request
+        .as_ref()
+        .map(|r| r.concurrency)
+        .or(doc.burst.as_ref().map(Vec::len))
+        .unwrap_or(0);
+    let rejected = burst.iter().filter(|r| r.rejected()).count();
+    let failed = burst.iter().filter(|r| !r.ok && !r.rejected()).count();
+    let max_seconds = burst
+        .iter()
+        .filter_map(|r| r.seconds)
+        .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
+    let evidence = docs::to_json(&Evidence {
+        model: &doc.model,
+        first,
+        burst: BurstEvidence {
+            concurrency,
+            failed,
+            max_seconds,
+            rejected,
+        },
+        alive_after: doc.alive_after,
+    });
+    if !first.ok {
+        let err = first.error.as_deref().unwrap_or("no good reply");
+        return Outcome::new(false, format!("first request failed: {err}"), evidence);
     }
     if failed > 0 {
-        return (
+        return Outcome::new(
             false,
             format!("{failed}/{concurrency} burst requests failed"),
             evidence,
         );
     }
-    if alive != Some(true) {
-        return (false, "server died after burst".to_string(), evidence);
+    if doc.alive_after != Some(true) {
+        return Outcome::new(false, "server died after burst".into(), evidence);
     }
-    let msg = if rejected > 0 {
+    let message = if rejected > 0 {
         format!(
             "1 + {} concurrent requests served, {rejected} rejected by admission control, server alive",
-            concurrency - rejected
+            concurrency.saturating_sub(rejected)
         )
     } else {
         format!("1 + {concurrency} concurrent requests served, server alive")
     };
-    (true, msg, evidence)
+    Outcome::new(true, message, evidence)
 }
 
 /// T7 from `probe.json`: the document's stored outcome and message.
-pub fn from_document(doc: &Json) -> CheckResult {
-    let (derived_pass, derived_msg, evidence) = outcome(doc);
-    let status = match doc.get("outcome").and_then(Json::as_str) {
-        Some("pass") => Status::Pass,
-        Some("fail") => Status::Fail,
-        _ if derived_pass => Status::Pass,
-        _ => Status::Fail,
+pub fn from_document(doc: &Probe) -> CheckResult {
+    let derived = outcome(doc);
+    let passed = match doc.outcome {
+        Some(stored) => stored == ProbeOutcome::Pass,
+        None => derived.passed,
     };
-    let message = doc
-        .get("message")
-        .and_then(Json::as_str)
-        .map_or(derived_msg, str::to_string);
+    let status = if passed { Status::Pass } else { Status::Fail };
+    let message = doc.message.clone().unwrap_or(derived.message);
     let mut r = CheckResult::new(7, status, message);
-    if let Json::Obj(pairs) = evidence {
+    if let Json::Obj(pairs) = derived.evidence {
         r.evidence = pairs;
     }
-    r.source = Some("probe.json".into());
+    r.source = Some(PROBE.into());
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::docs::probe::ProbeRequest;
+
+    fn reply(ok: bool, status: Option<u16>, seconds: f64) -> Reply {
+        Reply {
+            ok,
+            status,
+            seconds: Some(seconds),
+            completion_tokens: ok.then_some(16),
+            error: (!ok).then(|| "Service Unavailable".to_string()),
+        }
+    }
+
+    fn probe(burst: Vec<Reply>, alive: bool) -> Probe {
+        Probe {
+            model: Some("m".into()),
+            request: Some(ProbeRequest {
+                concurrency: 8,
+                ..ProbeRequest::default()
+            }),
+            first: Some(reply(true, Some(200), 0.4)),
+            burst: Some(burst),
+            alive_after: Some(alive),
+            ..Probe::default()
+        }
+    }
+
+    #[test]
+    fn the_outcomes_of_recorder_md_6() {
+        let good = vec![reply(true, Some(200), 0.5); 8];
+        let o = outcome(&probe(good.clone(), true));
+        assert!(o.passed);
+        assert_eq!(o.message, "1 + 8 concurrent requests served, server alive");
+        assert_eq!(
+            o.evidence.get("burst").unwrap().to_compact(),
+            r#"{"concurrency": 8, "failed": 0, "max_seconds": 0.5, "rejected": 0}"#
+        );
+        assert_eq!(
+            outcome(&probe(good, false)).message,
+            "server died after burst"
+        );
+        let mut some_rejected = vec![reply(true, Some(200), 0.5); 4];
+        some_rejected.extend(vec![reply(false, Some(503), 0.1); 4]);
+        let o = outcome(&probe(some_rejected, true));
+        assert!(o.passed);
+        assert_eq!(
+            o.message,
+            "1 + 4 concurrent requests served, 4 rejected by admission control, server alive"
+        );
+        let mut broken = vec![reply(true, Some(200), 0.5); 5];
+        broken.extend(vec![reply(false, None, 0.1); 3]);
+        assert_eq!(
+            outcome(&probe(broken, true)).message,
+            "3/8 burst requests failed"
+        );
+        let first_rejected = Probe {
+            first: Some(reply(false, Some(503), 0.1)),
+            burst: None,
+            ..probe(vec![], true)
+        };
+        assert_eq!(
+            outcome(&first_rejected).message,
+            "first request failed: Service Unavailable"
+        );
+        let no_models = Probe {
+            models_error: Some("connection refused".into()),
+            ..Probe::default()
+        };
+        let o = outcome(&no_models);
+        assert_eq!(o.message, "cannot list models: connection refused");
+        assert_eq!(o.evidence.to_compact(), "{}");
+    }
+
+    #[test]
+    fn the_stored_outcome_wins() {
+        let stored = Probe {
+            outcome: Some(ProbeOutcome::Fail),
+            message: Some("as recorded".into()),
+            ..probe(vec![reply(true, Some(200), 0.5); 8], true)
+        };
+        let r = from_document(&stored);
+        assert_eq!(
+            (r.status, r.message.as_str()),
+            (Status::Fail, "as recorded")
+        );
+        assert_eq!(r.source.as_deref(), Some("probe.json"));
+        let keys: Vec<&str> = r.evidence.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["model", "first", "burst", "alive_after"]);
+    }
 }

@@ -1,47 +1,25 @@
-//! Serve mode's own steps: the GPU gate, the free port, the start in a new session, the
-//! readiness wait that also proves ownership, and the always-run stop (recorder.md §3.3
-//! steps 4–7, §3.5, §3.7).
+//! Steps 3, 6 and 7, serve mode (recorder.md §3.3, §3.7): the platform, the start in a
+//! new session, and the readiness wait that also proves ownership; the gate and the port
+//! (steps 4, 5) are `gate.rs`, the stop (§3.5) `stop.rs`.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use analyzer::json::{obj, Json};
+use analyzer::docs::manifest::{BootLog, Exit, Ownership as Owned, Stage};
+use analyzer::docs::processes::{TreeSnapshot, When};
+use analyzer::docs::BOOT_LOG;
 use analyzer::Engine;
 use nix::sys::signal::Signal;
 
-use crate::gpu::Rule;
+use super::{problem, Run, Step, Stop};
 use crate::procs::{self, Ownership, ProcFs, SocketOwner};
-use crate::signals;
-use crate::teardown::{self, Live, SignalRecord, To, World};
+use crate::{say, signals};
 
 pub const READY_MARKER: &[u8] = b"Application startup complete";
-
-/// The GPU gate (T2 before a start): the clear-card rule over 10 s, and `gate.json`.
-pub fn gate(fs: &ProcFs, gpus: Option<Json>) -> (Json, Option<bool>) {
-    let rule = Rule::new(800, 2, 10.0);
-    let mut live = Live::new(fs.clone(), 0);
-    let v = teardown::card_rule(&mut live, &rule);
-    let servers: Vec<Json> = procs::live_servers(fs)
-        .iter()
-        .map(|s| s.to_json())
-        .collect();
-    (v.gate_document(&rule, servers, true, gpus), v.clear)
-}
-
-/// Something already answers at the address.
-pub fn port_taken(host: &str, port: u16) -> bool {
-    let Ok(addrs) = (host, port).to_socket_addrs() else {
-        return false;
-    };
-    addrs
-        .into_iter()
-        .any(|a| TcpStream::connect_timeout(&a, Duration::from_secs(1)).is_ok())
-}
 
 /// The server the run started.
 pub struct Server {
@@ -94,16 +72,23 @@ pub fn start(argv: &[String], log: &Path, fs: &ProcFs) -> Result<Server, String>
     })
 }
 
-/// How the launched process ended, in words and as the manifest's `exit`.
-pub fn describe_exit(st: std::process::ExitStatus) -> (String, Json) {
+/// How the launched process ended, as the manifest's `exit`.
+pub fn exit_of(st: std::process::ExitStatus) -> Option<Exit> {
     match (st.code(), st.signal()) {
-        (Some(c), _) => (format!("exited with code {c}"), Json::from(i64::from(c))),
-        (None, Some(s)) => {
-            let name =
-                Signal::try_from(s).map_or(format!("signal {s}"), |x| x.as_str().to_string());
-            (format!("was killed by {name}"), Json::from(name))
-        }
-        _ => ("ended".into(), Json::Null),
+        (Some(c), _) => Some(Exit::Code(c)),
+        (None, Some(s)) => Some(Exit::Signal(
+            Signal::try_from(s).map_or(format!("signal {s}"), |x| x.as_str().to_string()),
+        )),
+        _ => None,
+    }
+}
+
+/// How the launched process ended, in words.
+pub fn describe_exit(st: std::process::ExitStatus) -> String {
+    match exit_of(st) {
+        Some(Exit::Code(c)) => format!("exited with code {c}"),
+        Some(Exit::Signal(name)) => format!("was killed by {name}"),
+        None => "ended".into(),
     }
 }
 
@@ -167,7 +152,7 @@ pub fn wait_ready(
     port: Option<u16>,
     timeout: Duration,
     fs: &ProcFs,
-) -> Result<&'static str, NotReady> {
+) -> Result<Owned, NotReady> {
     let start = Instant::now();
     let mut watch = LogWatch::new();
     loop {
@@ -176,9 +161,9 @@ pub fn wait_ready(
         }
         if let Ok(Some(st)) = server.child.try_wait() {
             server.exit = Some(st);
-            let (how, _) = describe_exit(st);
             return Err(NotReady::Problem(format!(
-                "the server {how} before it was ready"
+                "the server {} before it was ready",
+                describe_exit(st)
             )));
         }
         if watch.poll(&server.log, READY_MARKER) {
@@ -192,15 +177,15 @@ pub fn wait_ready(
                     let me = std::process::id() as i32;
                     let owned = server.own.owned(&fs.table(), me);
                     return match port.map(|p| procs::socket_owner(fs, p, &owned)) {
-                        Some(SocketOwner::Owned) => Ok("verified"),
+                        Some(SocketOwner::Owned) => Ok(Owned::Verified),
                         Some(SocketOwner::Foreign) => Err(NotReady::Problem(format!(
                             "the server at {url} is not the one this run started"
                         ))),
                         Some(SocketOwner::Unverified(why)) => {
-                            crate::say(&format!("== warning: cannot verify that the server at {url} is this run's: {why}"));
-                            Ok("unverified")
+                            say(&format!("== warning: cannot verify that the server at {url} is this run's: {why}"));
+                            Ok(Owned::Unverified)
                         }
-                        None => Ok("unverified"),
+                        None => Ok(Owned::Unverified),
                     };
                 }
                 Some(false) => {}
@@ -222,8 +207,8 @@ pub fn wait_ready(
     }
 }
 
-/// `processes.json` entry: the owned tree now.
-pub fn tree_snapshot(server: &mut Server, fs: &ProcFs, when: &str) -> Json {
+/// `processes.json` entry: the owned tree now (and the tree learnt for the stop).
+pub fn tree_snapshot(server: &mut Server, fs: &ProcFs, when: When) -> TreeSnapshot {
     let me = std::process::id() as i32;
     let table = fs.table();
     let owned = server.own.owned(&table, me);
@@ -232,146 +217,103 @@ pub fn tree_snapshot(server: &mut Server, fs: &ProcFs, when: &str) -> Json {
         .into_iter()
         .map(|s| (s.proc.pid, s.engine))
         .collect();
-    obj([
-        ("when", Json::from(when)),
-        ("t_wall", Json::Float(crate::clock::wall())),
-        (
-            "processes",
-            Json::Arr(
-                owned
-                    .iter()
-                    .map(|p| procs::proc_json(p, engines.get(&p.pid).copied()))
-                    .collect(),
-            ),
-        ),
-    ])
+    TreeSnapshot {
+        when,
+        t_wall: crate::clock::wall(),
+        processes: owned
+            .iter()
+            .map(|p| procs::process_doc(p, engines.get(&p.pid).copied()))
+            .collect(),
+    }
 }
 
-/// What the stop did, for `teardown.json`.
-pub struct Stopped {
-    pub doc: Json,
-    pub abandoned: bool,
-}
-
-/// Stops the server (recorder.md §3.5 steps 2–5). `allowed` is the number of stop
-/// signals already received: one more skips every wait. `card_timeout` is the clear-card
-/// rule's limit (120 s).
-pub fn stop(server: &mut Server, fs: &ProcFs, allowed: usize, card_timeout: f64) -> Stopped {
-    let me = std::process::id() as i32;
-    let mut live = Live::new(fs.clone(), allowed);
-    let mut signals_sent: Vec<SignalRecord> = Vec::new();
-    let mut abandoned = false;
-    let group = To::Group(server.sid);
-    let send = |live: &mut Live, to: To, sig: Signal, out: &mut Vec<SignalRecord>| {
-        let r = live.signal(to, sig);
-        out.push(SignalRecord {
-            elapsed: live.elapsed(),
-            to,
-            signal: sig,
-            result: r,
-        });
-    };
-    // 2. The launched process: its group gets SIGTERM, 30 s, SIGKILL, 10 s.
-    if server.exit.is_none() && matches!(server.child.try_wait(), Ok(None)) {
-        send(&mut live, group, Signal::SIGTERM, &mut signals_sent);
-        if !wait_exit(server, Duration::from_secs(30), allowed) {
-            abandoned = signals::count() > allowed;
-            send(&mut live, group, Signal::SIGKILL, &mut signals_sent);
-            wait_exit(server, Duration::from_secs(10), usize::MAX);
-        }
-    }
-    if server.exit.is_none() {
-        if let Ok(st) = server.child.wait() {
-            server.exit = Some(st);
-        }
-    }
-    let server_exit = server.exit.map_or(Json::Null, |s| describe_exit(s).1);
-    // 3. The sweep: owned processes still alive.
-    let owned: Vec<_> = server
-        .own
-        .owned(&fs.table(), me)
-        .into_iter()
-        .filter(|p| p.live())
-        .collect();
-    let left_after: Vec<Json> = owned.iter().map(|p| Json::from(i64::from(p.pid))).collect();
-    if abandoned || signals::count() > allowed {
-        abandoned = true;
-        send(&mut live, group, Signal::SIGKILL, &mut signals_sent);
-        for p in &owned {
-            send(
-                &mut live,
-                To::Pid(p.pid),
-                Signal::SIGKILL,
-                &mut signals_sent,
+impl Run {
+    /// Steps 3–7.
+    pub(super) fn serve_steps(&mut self, argv: Vec<String>) -> Step<()> {
+        if !procs::linux(Path::new("/proc")) {
+            return problem(
+                Stage::Platform,
+                "--serve needs Linux (or WSL): stopping the server reads /proc",
             );
         }
-    } else if !owned.is_empty() {
-        let (recs, _) = teardown::stop_each(&mut live, &owned, 15.0);
-        signals_sent.extend(recs);
-        abandoned = signals::count() > allowed;
+        self.gate_step()?;
+        let port = self.port_step()?;
+        self.check_signal(Stage::Start)?;
+        self.start_step(&argv)?;
+        self.ready_step(port)
     }
-    let owned_now: std::collections::HashSet<i32> = server
-        .own
-        .owned(&fs.table(), me)
-        .iter()
-        .map(|p| p.pid)
-        .collect();
-    let left_alone: Vec<Json> = procs::live_servers(fs)
-        .iter()
-        .filter(|s| !owned_now.contains(&s.proc.pid))
-        .map(|s| s.to_json())
-        .collect();
-    // 4. The card.
-    let rule = Rule::new(800, 2, card_timeout);
-    let (readings, clear, reason) = if abandoned {
-        (Json::Arr(vec![]), Json::Null, Json::Null)
-    } else {
-        let v = teardown::card_rule(&mut live, &rule);
-        if v.clear.is_none() {
-            abandoned = true;
-        }
-        (v.readings_json(), Json::from(v.clear), Json::from(v.reason))
-    };
-    let doc = obj([
-        ("schema", Json::from("inferlint.teardown/1")),
-        (
-            "launched",
-            obj([
-                ("pid", Json::from(i64::from(server.pid))),
-                ("sid", Json::from(i64::from(server.sid))),
-            ]),
-        ),
-        (
-            "signals",
-            Json::Arr(signals_sent.iter().map(SignalRecord::to_json).collect()),
-        ),
-        ("server_exit", server_exit),
-        ("left_after_the_server_stopped", Json::Arr(left_after)),
-        ("left_alone", Json::Arr(left_alone)),
-        ("max_used_mib", Json::Int(rule.max_used_mib)),
-        ("consecutive", Json::from(i64::from(rule.consecutive))),
-        ("interval_s", Json::Float(rule.interval_s)),
-        ("timeout_s", Json::Float(rule.timeout_s)),
-        ("readings", readings),
-        ("clear", clear),
-        ("reason", reason),
-        ("abandoned", Json::Bool(abandoned)),
-    ]);
-    Stopped { doc, abandoned }
-}
 
-/// Waits for the launched process to exit; false on timeout or a further signal.
-fn wait_exit(server: &mut Server, d: Duration, allowed: usize) -> bool {
-    let end = Instant::now() + d;
-    loop {
-        if let Ok(Some(st)) = server.child.try_wait() {
-            server.exit = Some(st);
-            return true;
+    /// Step 6.
+    fn start_step(&mut self, argv: &[String]) -> Step<()> {
+        let log = self.opts.dir.join(BOOT_LOG);
+        say(&format!(
+            "== start the server (output in {})",
+            log.display()
+        ));
+        self.manifest.boot_log = Some(BootLog {
+            source: BootLog::LAUNCHED.into(),
+            ..BootLog::default()
+        });
+        let server = match start(argv, &log, &self.fs) {
+            Ok(s) => s,
+            Err(e) => {
+                // Nothing ran: no boot log to keep.
+                self.manifest.boot_log = None;
+                let _ = std::fs::remove_file(&log);
+                return problem(Stage::Start, e);
+            }
+        };
+        if let Some(s) = self.manifest.serve.as_mut() {
+            s.pid = Some(server.pid);
+            s.sid = Some(server.sid);
+            s.start_ticks = Some(server.start_ticks);
         }
-        if Instant::now() >= end || signals::count() > allowed {
-            return false;
+        self.server = Some(server);
+        self.save_manifest();
+        Ok(())
+    }
+
+    /// Step 7.
+    fn ready_step(&mut self, port: Option<u16>) -> Step<()> {
+        let timeout = Duration::from_secs_f64(self.opts.ready_timeout);
+        let url = self.manifest.url.clone();
+        let fs = self.fs.clone();
+        let Some(server) = self.server.as_mut() else {
+            return Ok(());
+        };
+        let ready = wait_ready(server, &url, port, timeout, &fs);
+        self.trees.push(tree_snapshot(server, &fs, When::Ready));
+        match ready {
+            Ok(ownership) => {
+                if let Some(s) = self.manifest.serve.as_mut() {
+                    s.ownership = Some(ownership);
+                }
+                if ownership == Owned::Unverified {
+                    self.manifest.notes.push(format!(
+                        "ownership of the server at {url} could not be verified"
+                    ));
+                }
+                let len = self.boot_len();
+                if let Some(b) = self.manifest.boot_log.as_mut() {
+                    b.ready = len;
+                }
+                self.save_manifest();
+                Ok(())
+            }
+            Err(NotReady::Interrupted) => Err(Stop::Interrupted(Stage::Ready)),
+            Err(NotReady::Problem(p)) => problem(Stage::Ready, p),
         }
-        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    /// The byte length of the boot log the run's own server writes.
+    pub(super) fn boot_len(&self) -> Option<u64> {
+        let b = self.manifest.boot_log.as_ref()?;
+        if b.source != BootLog::LAUNCHED {
+            return None;
+        }
+        std::fs::metadata(self.opts.dir.join(BOOT_LOG))
+            .ok()
+            .map(|m| m.len())
     }
 }
 
@@ -383,7 +325,7 @@ mod tests {
     fn a_marker_split_across_reads_is_found() {
         let d = std::env::temp_dir().join(format!("rec-watch-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
-        let p = d.join("boot.log");
+        let p = d.join(BOOT_LOG);
         std::fs::write(&p, b"INFO: Application start").unwrap();
         let mut w = LogWatch::new();
         assert!(!w.poll(&p, READY_MARKER));
