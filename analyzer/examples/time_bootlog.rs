@@ -65,7 +65,8 @@ fn main() {
         Some(p) => {
             let repeat: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(1);
             let runs: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(1);
-            let one = String::from_utf8_lossy(&std::fs::read(&p).expect("read the log")).into_owned();
+            let one =
+                String::from_utf8_lossy(&std::fs::read(&p).expect("read the log")).into_owned();
             (one.repeat(repeat), runs.max(1))
         }
     };
