@@ -91,3 +91,36 @@ pub(crate) fn each_line<'t>(text: &'t str, mut f: impl FnMut(&LineView<'t>)) {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one search over the whole text gives every line the anchors a search of that
+    /// line alone finds, whatever ends the lines, escapes included.
+    #[test]
+    fn whole_text_anchors_match_each_line() {
+        let text = "ptxas error\r\nRuntimeError: x\rCUDA error: y\u{2028}\x1b[31mOutOfMemoryError: z\x1b[0m\x0b\
+                    \u{85}\"POST /v1 HTTP/1.1\" 200\x1cApplication startup complete\n\nrequest ID 3 -> pause\n";
+        let mut seen = Vec::new();
+        each_line(text, |v| {
+            seen.push((v.lineno, v.raw.to_string(), v.anchors, v.has_esc));
+        });
+        let want: Vec<_> = split_lines(text)
+            .enumerate()
+            .map(|(k, raw)| {
+                let clean = strip_ansi(raw);
+                (
+                    k + 1,
+                    raw.to_string(),
+                    anchors_in(&clean).anchors,
+                    raw.contains('\x1b'),
+                )
+            })
+            .collect();
+        assert_eq!(seen, want);
+        assert_eq!(seen.len(), 9);
+        assert!(seen[3].2.has(Anchor::Oom) && seen[3].3);
+        assert!(seen[5].2.has(Anchor::Post));
+    }
+}
