@@ -16,6 +16,9 @@
 //! Roles: `boot_log` (repeated, in order), `before`, `after`, `series`, `bench`,
 //! `load_log`, `manifest`, `gate`, `probe`, `teardown`.
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+
 use crate::analysis::{BenchInput, InputFile, NamedEngine, Options, RunInput};
 use crate::engine::Engine;
 use crate::json::{self, Json};
@@ -53,59 +56,16 @@ impl Pack {
     }
 }
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
+/// Standard base64 (RFC 4648 alphabet, `=` padding), as the browser's `atob` reads it.
 pub fn base64_encode(data: &[u8]) -> String {
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        out.push(B64[(n >> 18) as usize & 63] as char);
-        out.push(B64[(n >> 12) as usize & 63] as char);
-        out.push(if chunk.len() > 1 {
-            B64[(n >> 6) as usize & 63] as char
-        } else {
-            '='
-        });
-        out.push(if chunk.len() > 2 {
-            B64[n as usize & 63] as char
-        } else {
-            '='
-        });
-    }
-    out
+    STANDARD.encode(data)
 }
 
+/// Reads what [`base64_encode`] writes; any other text is refused with the reason.
 pub fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
-    let mut val = [255u8; 256];
-    for (i, &c) in B64.iter().enumerate() {
-        val[c as usize] = i as u8;
-    }
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for &c in text.as_bytes() {
-        match c {
-            b'=' => break,
-            b' ' | b'\n' | b'\r' | b'\t' => continue,
-            _ => {}
-        }
-        let v = val[c as usize];
-        if v == 255 {
-            return Err(format!("not base64: byte {c:#04x}"));
-        }
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Ok(out)
+    STANDARD
+        .decode(text)
+        .map_err(|e| format!("not base64: {e}"))
 }
 
 /// Raw deflate at miniz's best ordinary level.
@@ -337,7 +297,9 @@ mod tests {
         }
         assert_eq!(base64_encode(b"Man"), "TWFu");
         assert_eq!(base64_encode(b"Ma"), "TWE=");
+        assert_eq!(base64_encode(b"M"), "TQ==");
         assert!(base64_decode("TW!u").is_err());
+        assert!(base64_decode("TWE").is_err(), "padding is required");
     }
 
     #[test]

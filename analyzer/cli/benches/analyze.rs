@@ -82,21 +82,32 @@ fn big_boot_log(fixtures: &Path, mb: usize) -> String {
     out
 }
 
+/// Reads the big boot log (facts + classifier) `runs` times; prints the best time and the
+/// memory the first reading needed above the text.
 fn bench_boot_log(fixtures: &Path, quick: bool) {
     let mb = if quick { 5 } else { 200 };
+    let runs = if quick { 1 } else { 3 };
     let text = big_boot_log(fixtures, mb);
     let before = current_rss().unwrap_or(0);
-    let t = Instant::now();
-    let (facts, class) = analyzer::bootlog::read_log(&text, None);
-    let secs = t.elapsed().as_secs_f64();
-    std::hint::black_box((&facts, &class));
-    let extra = peak_rss().unwrap_or(0).saturating_sub(before);
+    let mut best = f64::INFINITY;
+    let mut extra = 0;
+    let mut lines = 0;
+    for run in 0..runs {
+        let t = Instant::now();
+        let (facts, class) = analyzer::bootlog::read_log(&text, None);
+        best = best.min(t.elapsed().as_secs_f64());
+        std::hint::black_box((&facts, &class));
+        if run == 0 {
+            extra = peak_rss().unwrap_or(0).saturating_sub(before);
+        }
+        lines = facts.lines;
+    }
     println!(
-        "{:<28} {:>8.2} ms for {:.0} MB, {} lines; memory above the text {:.1} MB",
+        "{:<28} best {:>8.2} ms for {:.0} MB, {} lines ({runs} runs); memory above the text {:.1} MB",
         "boot log facts + classifier",
-        secs * 1e3,
+        best * 1e3,
         text.len() as f64 / 1e6,
-        facts.lines,
+        lines,
         extra as f64 / 1e6
     );
 }

@@ -1,239 +1,280 @@
-//! The fixed texts the boot-log rules look for, found in one pass over a line.
+//! The fixed texts the boot-log rules look for (bootlog.md §2.1 anchors, §2.6 markers,
+//! §5 classifier texts), found with one Aho-Corasick automaton built once.
 //!
-//! A log can be hundreds of megabytes, and each line must be tested against some fifty
-//! anchors. Calling `str::contains` fifty times per line is too slow, so every line is
-//! scanned once: the 4-byte window at every even position is hashed into a small bitmap
-//! holding two adjacent 4-byte windows of every anchor (one of them is at an even
-//! position wherever the anchor occurs), and only a hit is checked against the anchors
-//! themselves. The windows are independent of each other, so the loop runs at memory
-//! speed.
+//! A log can be hundreds of megabytes and each line must be tested against some fifty
+//! anchors, so the whole text is searched in one pass ([`AnchorsByLine`]) and the matches
+//! are handed out line by line; a single line (one whose ANSI escapes were removed) is
+//! searched on its own ([`anchors_in`]). The search reports, at each position where some
+//! anchor starts, the longest one; every anchor that is a part of a found one is added
+//! from a table, so the set is exactly the anchors `str::contains` would find.
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, Input, MatchKind};
+use memchr::memchr;
 
 macro_rules! anchors {
-    ($($name:ident => $text:literal @ $at:literal,)*) => {
-        /// One anchor text; its discriminant is its bit in a [`Mask`].
+    ($($name:ident => $text:literal,)*) => {
+        /// One anchor text; its discriminant is its bit in an [`AnchorSet`].
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         #[repr(u8)]
-        pub(crate) enum A { $($name,)* }
-        /// The anchor texts, indexed by [`A`].
+        pub(crate) enum Anchor { $($name,)* }
+        /// The anchor texts, indexed by [`Anchor`].
         pub(crate) const TEXTS: &[&str] = &[$($text,)*];
-        /// Where each anchor's two indexed windows start: a place with characters rarely
-        /// seen together in logs, so that few windows need checking.
-        const AT: &[usize] = &[$($at,)*];
     };
 }
 
 anchors! {
     // vLLM fields (§2.3)
-    VllmInit => "Initializing a V1 LLM engine" @ 14,
-    NonDefault => "non-default args:" @ 2,
-    Potential => "attention backend out of potential backends" @ 23,
-    EnumBackend => "Using AttentionBackendEnum." @ 21,
-    BlockSize => "Setting attention block size to" @ 21,
-    MambaPad => "Padding mamba page size by" @ 11,
-    KvSize => "GPU KV cache size:" @ 10,
-    AvailKv => "Available KV cache memory:" @ 7,
-    ModelLoading => "Model loading took" @ 3,
-    CgEstimated => "Estimated CUDA graph memory:" @ 0,
-    CgPool => "CUDA graph pool memory:" @ 9,
-    Consumed => "GiB for consumed memory" @ 1,
-    Compile => "torch.compile took" @ 3,
-    SpecDecode => "is not supported with spec-decode" @ 26,
+    VllmInit => "Initializing a V1 LLM engine",
+    NonDefault => "non-default args:",
+    Potential => "attention backend out of potential backends",
+    EnumBackend => "Using AttentionBackendEnum.",
+    BlockSize => "Setting attention block size to",
+    MambaPad => "Padding mamba page size by",
+    KvSize => "GPU KV cache size:",
+    AvailKv => "Available KV cache memory:",
+    ModelLoading => "Model loading took",
+    CgEstimated => "Estimated CUDA graph memory:",
+    CgPool => "CUDA graph pool memory:",
+    Consumed => "GiB for consumed memory",
+    Compile => "torch.compile took",
+    SpecDecode => "is not supported with spec-decode",
     // SGLang fields (§2.4)
-    ServerArgs => "server_args={" @ 8,
-    SgKv => "KV Cache is allocated." @ 1,
-    SgLoad => "Load weight end." @ 2,
-    SgGraph => "CUDA graph end." @ 8,
-    SgCapped => "max_running_requests is capped to" @ 23,
-    SgLimits => "max_total_num_tokens=" @ 3,
-    SgDefault => "Attention backend not specified." @ 19,
+    ServerArgs => "server_args={",
+    SgKv => "KV Cache is allocated.",
+    SgLoad => "Load weight end.",
+    SgGraph => "CUDA graph end.",
+    SgCapped => "max_running_requests is capped to",
+    SgLimits => "max_total_num_tokens=",
+    SgDefault => "Attention backend not specified.",
     // TensorRT-LLM fields (§2.5)
-    TrtVersion => "TensorRT LLM version:" @ 6,
-    TrtPool => "for max tokens in paged KV cache" @ 20,
-    TrtPage => "tokens per block=" @ 12,
-    TrtLimits => "max_num_requests=" @ 5,
-    TrtLoad => "after loading weights (inside torch)" @ 21,
-    LlmArgs => "LLM Args:" @ 2,
+    TrtVersion => "TensorRT LLM version:",
+    TrtPool => "for max tokens in paged KV cache",
+    TrtPage => "tokens per block=",
+    TrtLimits => "max_num_requests=",
+    TrtLoad => "after loading weights (inside torch)",
+    LlmArgs => "LLM Args:",
     // Markers (§2.6, §2.7)
-    Drafter => "Loading drafter model" @ 7,
-    Eager => "Cudagraph is disabled under eager mode" @ 0,
-    Compiling => "Compiling a graph for compile range" @ 8,
-    AotLoad => "Directly load AOT compilation" @ 13,
-    Ready => "Application startup complete" @ 14,
-    Post => "\"POST /" @ 0,
-    RequestId => "request ID " @ 6,
+    Drafter => "Loading drafter model",
+    Eager => "Cudagraph is disabled under eager mode",
+    Compiling => "Compiling a graph for compile range",
+    AotLoad => "Directly load AOT compilation",
+    Ready => "Application startup complete",
+    Post => "\"POST /",
+    RequestId => "request ID ",
     // Failure classifier (§5)
-    Shutdown => "[shutdown]" @ 0,
-    QueueFull => "Request queue full - rejecting request" @ 16,
-    QueueOverflow => "QueueOverflowError" @ 4,
-    Headers => "CUDA compiler and CUDA toolkit headers are incompatible" @ 26,
-    Ptxas => "ptxas" @ 0,
-    NvccFatal => "nvcc fatal" @ 3,
-    LdCannot => "ld: cannot find " @ 1,
-    NinjaFailed => "Ninja build failed" @ 0,
-    NinjaStopped => "ninja: build stopped" @ 4,
-    Oom => "OutOfMemoryError" @ 0,
-    CudaOom => "CUDA out of memory" @ 2,
-    NoCacheMem => "No available memory for the cache blocks" @ 0,
-    KvTooSmall => "KV cache is needed, which is larger than the available KV cache memory" @ 15,
-    Accelerator => "AcceleratorError: " @ 0,
-    CudaError => "CUDA error: " @ 2,
-    EngineDead => "EngineDeadError" @ 5,
-    FatalEngine => "EngineCore encountered a fatal error" @ 23,
+    Shutdown => "[shutdown]",
+    QueueFull => "Request queue full - rejecting request",
+    QueueOverflow => "QueueOverflowError",
+    Headers => "CUDA compiler and CUDA toolkit headers are incompatible",
+    Ptxas => "ptxas",
+    NvccFatal => "nvcc fatal",
+    LdCannot => "ld: cannot find ",
+    NinjaFailed => "Ninja build failed",
+    NinjaStopped => "ninja: build stopped",
+    Oom => "OutOfMemoryError",
+    CudaOom => "CUDA out of memory",
+    NoCacheMem => "No available memory for the cache blocks",
+    KvTooSmall => "KV cache is needed, which is larger than the available KV cache memory",
+    Accelerator => "AcceleratorError: ",
+    CudaError => "CUDA error: ",
+    EngineDead => "EngineDeadError",
+    FatalEngine => "EngineCore encountered a fatal error",
     // Rule 10's exception; rules 11–13: an exception name and its message.
-    Assertion => "AssertionError" @ 0,
-    ErrorText => "Error: " @ 2,
-    ExceptionText => "Exception: " @ 2,
+    Assertion => "AssertionError",
+    ErrorText => "Error: ",
+    ExceptionText => "Exception: ",
 }
 
-/// The set of anchors found in one line.
+/// The byte that starts an ANSI escape. Found apart from the anchors: a one-byte pattern
+/// leaves the automaton's prefilter little to skip by (reading the 200 MB log of `cargo
+/// bench -p inferlint`, facts and classifier, took 0.86–0.94 s of CPU with ESC among the
+/// patterns and 0.44–0.47 s without, on the same loaded machine).
+const ESC: u8 = 0x1b;
+
+/// A set of anchors (those found in one line, or those a rule looks at).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Mask(pub u128);
+pub(crate) struct AnchorSet(u128);
 
-impl Mask {
-    pub(crate) fn has(self, a: A) -> bool {
-        self.0 & (1u128 << a as u32) != 0
+impl AnchorSet {
+    /// The set of the given anchors.
+    pub(crate) fn of(anchors: &[Anchor]) -> Self {
+        AnchorSet(anchors.iter().fold(0, |bits, &a| bits | 1 << a as u32))
     }
+
+    pub(crate) fn has(self, anchor: Anchor) -> bool {
+        self.0 & (1u128 << anchor as u32) != 0
+    }
+
+    /// Some anchor is in both sets.
+    pub(crate) fn meets(self, other: AnchorSet) -> bool {
+        self.0 & other.0 != 0
+    }
+
     #[cfg(test)]
-    pub(crate) fn any(self) -> bool {
-        self.0 != 0
+    pub(crate) fn is_empty(self) -> bool {
+        self.0 == 0
     }
 }
 
-struct Scanner {
-    /// One bit per hash of a 4-byte window that begins an anchor at offset 0 or 1.
-    bits: Box<[u64; 1024]>,
-    /// (window, offset in the anchor, anchor index), sorted by window.
-    heads: Vec<(u32, u8, u8)>,
+/// The automaton, and for each anchor the anchors it contains (itself included).
+struct Finder {
+    automaton: AhoCorasick,
+    contained: Vec<u128>,
 }
 
-fn window(b: &[u8], i: usize) -> u32 {
-    // One unaligned load.
-    u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or_default())
+static FINDER: LazyLock<Finder> = LazyLock::new(|| {
+    const { assert!(TEXTS.len() <= 128) };
+    let automaton = match AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostLongest)
+        .build(TEXTS)
+    {
+        Ok(a) => a,
+        Err(e) => panic!("the boot-log anchors make no automaton: {e}"),
+    };
+    let contained = TEXTS
+        .iter()
+        .map(|outer| {
+            TEXTS
+                .iter()
+                .enumerate()
+                .filter(|(_, inner)| outer.contains(*inner))
+                .fold(0u128, |bits, (k, _)| bits | 1 << k)
+        })
+        .collect();
+    Finder {
+        automaton,
+        contained,
+    }
+});
+
+/// One anchor found: where it starts and ends, and which it is.
+#[derive(Debug, Clone, Copy)]
+struct Found {
+    start: usize,
+    end: usize,
+    pattern: usize,
 }
 
-fn slot(g: u32) -> usize {
-    (g.wrapping_mul(0x9E37_79B1) >> 16) as usize
+impl Finder {
+    /// The leftmost-longest match starting at or after `from`.
+    fn next(&self, hay: &str, from: usize) -> Option<Found> {
+        let m = self.automaton.find(Input::new(hay).span(from..hay.len()))?;
+        Some(Found {
+            start: m.start(),
+            end: m.end(),
+            pattern: m.pattern().as_usize(),
+        })
+    }
 }
 
-fn scanner() -> &'static Scanner {
-    static S: OnceLock<Scanner> = OnceLock::new();
-    S.get_or_init(|| {
-        let mut bits = Box::new([0u64; 1024]);
-        let mut heads = Vec::with_capacity(2 * TEXTS.len());
-        for (i, t) in TEXTS.iter().enumerate() {
-            for off in AT[i]..AT[i] + 2 {
-                let g = window(t.as_bytes(), off);
-                let h = slot(g);
-                bits[h >> 6] |= 1 << (h & 63);
-                heads.push((g, off as u8, i as u8));
-            }
+/// What one line holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct LineAnchors {
+    pub anchors: AnchorSet,
+    /// The line holds an ESC byte (an ANSI escape, most likely).
+    pub has_esc: bool,
+}
+
+impl LineAnchors {
+    fn add(&mut self, finder: &Finder, found: Found) {
+        self.anchors.0 |= finder.contained[found.pattern];
+    }
+}
+
+/// Every anchor that occurs in `hay`, and whether it holds an ESC byte.
+pub(crate) fn anchors_in(hay: &str) -> LineAnchors {
+    let finder = &*FINDER;
+    let mut line = LineAnchors {
+        has_esc: memchr(ESC, hay.as_bytes()).is_some(),
+        ..LineAnchors::default()
+    };
+    let mut from = 0;
+    while let Some(found) = finder.next(hay, from) {
+        line.add(finder, found);
+        // The next anchor may start inside this one.
+        from = found.start + 1;
+    }
+    line
+}
+
+/// The anchors of a whole text, handed out line by line: one search over the text instead
+/// of one per line (most lines hold no anchor, and a search has a cost to start).
+pub(crate) struct AnchorsByLine<'t> {
+    text: &'t str,
+    finder: &'static Finder,
+    /// The next match not yet handed out.
+    pending: Option<Found>,
+    /// The next ESC byte not yet handed out.
+    next_esc: Option<usize>,
+}
+
+impl<'t> AnchorsByLine<'t> {
+    pub(crate) fn new(text: &'t str) -> Self {
+        let finder = &*FINDER;
+        AnchorsByLine {
+            text,
+            finder,
+            pending: finder.next(text, 0),
+            next_esc: memchr(ESC, text.as_bytes()),
         }
-        heads.sort_unstable();
-        Scanner { bits, heads }
-    })
-}
+    }
 
-impl Scanner {
-    /// The anchors holding window `g` at byte `i` of `b`.
-    #[cold]
-    fn check(&self, b: &[u8], i: usize, g: u32) -> u128 {
-        let from = self.heads.partition_point(|&(hg, _, _)| hg < g);
-        let mut m = 0;
-        for &(hg, off, id) in &self.heads[from..] {
-            if hg != g {
+    /// The anchors of the line at bytes `start..end` of the text. Lines must be asked for
+    /// in order; no anchor holds a line break, so every match lies inside one line.
+    pub(crate) fn line(&mut self, start: usize, end: usize) -> LineAnchors {
+        let mut line = LineAnchors::default();
+        while let Some(at) = self.next_esc.filter(|&at| at < end) {
+            line.has_esc |= at >= start;
+            self.next_esc = memchr(ESC, &self.text.as_bytes()[at + 1..]).map(|k| at + 1 + k);
+        }
+        while let Some(found) = self.pending {
+            if found.start >= end {
                 break;
             }
-            let Some(start) = i.checked_sub(usize::from(off)) else {
-                continue;
-            };
-            if b[start..].starts_with(TEXTS[usize::from(id)].as_bytes()) {
-                m |= 1u128 << id;
+            if found.end <= end && found.start >= start {
+                line.add(self.finder, found);
             }
+            self.pending = self.finder.next(self.text, found.start + 1);
         }
-        m
+        line
     }
-}
-
-/// Nonzero when some byte of `x` is zero.
-fn zero_byte(x: u32) -> u32 {
-    x.wrapping_sub(0x0101_0101) & !x & 0x8080_8080
-}
-
-/// Every anchor that occurs in `hay`, and whether it holds an ESC byte (checked in the
-/// same pass, so that lines without escapes need no second look).
-pub(crate) fn scan_esc(hay: &str) -> (Mask, bool) {
-    const {
-        assert!(TEXTS.len() <= 128 && AT.len() == TEXTS.len());
-        let mut k = 0;
-        while k < TEXTS.len() {
-            assert!(
-                AT[k] + 5 <= TEXTS[k].len(),
-                "two windows must fit in the anchor"
-            );
-            k += 1;
-        }
-    };
-    const ESC: u32 = 0x1b1b_1b1b;
-    let s = scanner();
-    let b = hay.as_bytes();
-    let mut m = 0u128;
-    let mut esc = 0u32;
-    let mut i = 0;
-    while i + 4 <= b.len() {
-        let g = window(b, i);
-        esc |= zero_byte(g ^ ESC);
-        let h = slot(g);
-        if s.bits[h >> 6] & (1 << (h & 63)) != 0 {
-            m |= s.check(b, i, g);
-        }
-        i += 2;
-    }
-    // The windows cover every byte up to `i + 1`; the rest are checked one by one.
-    let tail = b.get(i.min(b.len())..).unwrap_or_default();
-    (Mask(m), esc != 0 || tail.contains(&0x1b))
-}
-
-/// Every anchor that occurs in `hay`.
-pub(crate) fn scan(hay: &str) -> Mask {
-    scan_esc(hay).0
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn scan(hay: &str) -> AnchorSet {
+        anchors_in(hay).anchors
+    }
+
     #[test]
     fn finds_every_anchor_anywhere() {
         for (i, t) in TEXTS.iter().enumerate() {
             let line = format!("xx {t} yy");
-            let m = scan(&line);
-            assert!(m.0 & (1u128 << i) != 0, "{t}");
+            assert!(scan(&line).0 & (1u128 << i) != 0, "{t}");
             assert!(scan(t).0 & (1u128 << i) != 0, "{t}");
         }
     }
 
     #[test]
     fn nothing_in_plain_text() {
-        assert!(!scan("INFO:     127.0.0.1:1 - \"GET /metrics HTTP/1.1\" 200 OK").any());
-        assert!(!scan("").any());
-        assert!(!scan("abc").any());
+        assert!(scan("INFO:     127.0.0.1:1 - \"GET /metrics HTTP/1.1\" 200 OK").is_empty());
+        assert!(scan("").is_empty());
+        assert!(scan("abc").is_empty());
         let m = scan("RuntimeError: boom");
-        assert!(m.has(A::ErrorText));
-        assert!(!m.has(A::ExceptionText));
+        assert!(m.has(Anchor::ErrorText));
+        assert!(!m.has(Anchor::ExceptionText));
     }
 
     #[test]
-    fn every_offset_and_line_end() {
-        for (i, t) in TEXTS.iter().enumerate() {
-            for pad in 0..4 {
-                for tail in ["", "x", "xy"] {
-                    let line = format!("{}{t}{tail}", "p".repeat(pad));
-                    assert!(scan(&line).0 & (1u128 << i) != 0, "{line}");
-                }
-            }
-        }
+    fn anchors_inside_anchors() {
+        let m = scan("AcceleratorError: x");
+        assert!(m.has(Anchor::Accelerator) && m.has(Anchor::ErrorText));
+        let m = scan("OutOfMemoryError: CUDA out of memory");
+        assert!(m.has(Anchor::Oom) && m.has(Anchor::ErrorText) && m.has(Anchor::CudaOom));
     }
 
     #[test]
@@ -242,11 +283,34 @@ mod tests {
             for at in 0..=n {
                 let mut line = "x".repeat(n);
                 line.insert(at, '\x1b');
-                assert!(scan_esc(&line).1, "{line:?}");
+                assert!(anchors_in(&line).has_esc, "{line:?}");
             }
-            assert!(!scan_esc(&"x".repeat(n)).1);
+            assert!(!anchors_in(&"x".repeat(n)).has_esc);
         }
-        assert!(!scan_esc("é\u{1b1b}ab").1);
+        assert!(!anchors_in("é\u{1b1b}ab").has_esc);
+    }
+
+    /// Splits `text` at `\n` and asks [`AnchorsByLine`] for each line in order.
+    fn by_line(text: &str) -> Vec<LineAnchors> {
+        let mut lines = AnchorsByLine::new(text);
+        let mut start = 0;
+        text.split('\n')
+            .map(|l| {
+                let got = lines.line(start, start + l.len());
+                start += l.len() + 1;
+                got
+            })
+            .collect()
+    }
+
+    #[test]
+    fn whole_text_pass_gives_each_line_its_own() {
+        let text = "a Ready Application startup complete\n\nptxas\x1b[0m\"POST /x\nrequest ID 1";
+        let got = by_line(text);
+        let want: Vec<_> = text.split('\n').map(anchors_in).collect();
+        assert_eq!(got, want);
+        assert!(got[0].anchors.has(Anchor::Ready));
+        assert!(got[2].has_esc && got[2].anchors.has(Anchor::Post));
     }
 
     use proptest::prelude::*;
@@ -254,7 +318,8 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
 
-        /// The filter finds exactly what `str::contains` finds, wherever the anchors sit.
+        /// The search finds exactly what `str::contains` finds, wherever the anchors sit,
+        /// in one line or in a text of several.
         #[test]
         fn same_as_contains(parts in prop::collection::vec(
             prop_oneof![
@@ -264,21 +329,26 @@ mod tests {
                 "[ -~]{0,6}",
                 "[\\x00-\\x7f]{0,3}",
                 "\\PC{0,3}",
+                Just("\n".to_string()),
             ],
             0..12,
         )) {
             let hay: String = parts.concat();
-            let (m, esc) = scan_esc(&hay);
-            for (i, t) in TEXTS.iter().enumerate() {
-                prop_assert_eq!(m.0 & (1u128 << i) != 0, hay.contains(t), "{} in {:?}", t, hay);
+            for line in hay.split('\n') {
+                let found = anchors_in(line);
+                for (i, t) in TEXTS.iter().enumerate() {
+                    prop_assert_eq!(found.anchors.0 & (1u128 << i) != 0, line.contains(t), "{} in {:?}", t, line);
+                }
+                prop_assert_eq!(found.has_esc, line.contains('\x1b'));
             }
-            prop_assert_eq!(esc, hay.contains('\x1b'));
+            let want: Vec<_> = hay.split('\n').map(anchors_in).collect();
+            prop_assert_eq!(by_line(&hay), want);
         }
     }
 
     #[test]
     fn partial_anchor_is_not_found() {
-        assert!(!scan("Application startup compl").has(A::Ready));
-        assert!(scan("..Application startup complete.").has(A::Ready));
+        assert!(!scan("Application startup compl").has(Anchor::Ready));
+        assert!(scan("..Application startup complete.").has(Anchor::Ready));
     }
 }

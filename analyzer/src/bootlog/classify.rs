@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use super::anchors::{Mask, A};
+use super::anchors::{Anchor, AnchorSet};
 use super::counts::is_served;
 use super::lines::{is_word, word_at, word_before};
 use super::scan::LineView;
@@ -53,32 +53,31 @@ pub(crate) struct Classifier<'t> {
     overflow: usize,
     first_rejection: Option<usize>,
     recent: VecDeque<Cow<'t, str>>,
-    rule_mask: u128,
+    /// The anchors some rule of §5.2 needs: a line with none of them is not considered.
+    rule_anchors: AnchorSet,
 }
 
 impl<'t> Classifier<'t> {
     pub(crate) fn new() -> Self {
-        let rule_mask = [
-            A::Headers,
-            A::Ptxas,
-            A::NvccFatal,
-            A::LdCannot,
-            A::NinjaFailed,
-            A::NinjaStopped,
-            A::Oom,
-            A::CudaOom,
-            A::NoCacheMem,
-            A::KvTooSmall,
-            A::Accelerator,
-            A::CudaError,
-            A::EngineDead,
-            A::FatalEngine,
-            A::Assertion,
-            A::ErrorText,
-            A::ExceptionText,
-        ]
-        .iter()
-        .fold(0u128, |m, &a| m | 1u128 << a as u32);
+        let rule_anchors = AnchorSet::of(&[
+            Anchor::Headers,
+            Anchor::Ptxas,
+            Anchor::NvccFatal,
+            Anchor::LdCannot,
+            Anchor::NinjaFailed,
+            Anchor::NinjaStopped,
+            Anchor::Oom,
+            Anchor::CudaOom,
+            Anchor::NoCacheMem,
+            Anchor::KvTooSmall,
+            Anchor::Accelerator,
+            Anchor::CudaError,
+            Anchor::EngineDead,
+            Anchor::FatalEngine,
+            Anchor::Assertion,
+            Anchor::ErrorText,
+            Anchor::ExceptionText,
+        ]);
         Classifier {
             stopped: false,
             in_ignored: false,
@@ -88,7 +87,7 @@ impl<'t> Classifier<'t> {
             overflow: 0,
             first_rejection: None,
             recent: VecDeque::with_capacity(LOOK_BACK + 1),
-            rule_mask,
+            rule_anchors,
         }
     }
 
@@ -97,7 +96,7 @@ impl<'t> Classifier<'t> {
             return;
         }
         // Step 2: an orderly shutdown ends what is classified.
-        if v.raw_has(A::Shutdown) {
+        if v.raw_has(Anchor::Shutdown) {
             self.stopped = true;
             return;
         }
@@ -123,20 +122,20 @@ impl<'t> Classifier<'t> {
         }
         if !self.ready {
             // Step 4: a server that became ready survived whatever came before.
-            if v.mask.has(A::Ready) && p.contains("Application startup complete") {
+            if v.anchors.has(Anchor::Ready) && p.contains("Application startup complete") {
                 self.ready = true;
                 self.best = None;
             } else {
-                self.consider(&p, v.lineno, v.mask);
+                self.consider(&p, v.lineno, v.anchors);
             }
         } else {
             // Step 6: admission-control rejections are set aside.
-            let rejected = if v.mask.has(A::QueueFull)
+            let rejected = if v.anchors.has(Anchor::QueueFull)
                 && p.contains("Request queue full - rejecting request")
             {
                 self.queue_full += 1;
                 true
-            } else if v.mask.has(A::QueueOverflow) && is_overflow(&p) {
+            } else if v.anchors.has(Anchor::QueueOverflow) && is_overflow(&p) {
                 self.overflow += 1;
                 true
             } else {
@@ -147,13 +146,13 @@ impl<'t> Classifier<'t> {
                 p = Cow::Borrowed("");
             }
             // Step 5: a later served request shows the earlier lines were survived.
-            if (v.mask.has(A::Post) && is_served(&p))
+            if (v.anchors.has(Anchor::Post) && is_served(&p))
                 || p.starts_with("Prefill batch")
                 || p.starts_with("Decode batch")
             {
                 self.best = None;
             }
-            self.consider(&p, v.lineno, v.mask);
+            self.consider(&p, v.lineno, v.anchors);
         }
         if self.recent.len() == LOOK_BACK {
             self.recent.pop_front();
@@ -161,12 +160,12 @@ impl<'t> Classifier<'t> {
         self.recent.push_back(p);
     }
 
-    fn consider(&mut self, p: &str, lineno: usize, mask: Mask) {
-        if p.is_empty() || mask.0 & self.rule_mask == 0 {
+    fn consider(&mut self, p: &str, lineno: usize, anchors: AnchorSet) {
+        if p.is_empty() || !anchors.meets(self.rule_anchors) {
             return;
         }
         let below = self.best.as_ref().map_or(15, |b| b.rule);
-        if let Some((rule, detail)) = match_rules(p, mask, below, &self.recent) {
+        if let Some((rule, detail)) = match_rules(p, anchors, below, &self.recent) {
             self.best = Some(Candidate {
                 rule,
                 lineno,
@@ -253,18 +252,18 @@ fn fatal_colon(p: &str, i: usize) -> Option<usize> {
 /// The best rule below `below` that `p` matches, with its detail.
 fn match_rules(
     p: &str,
-    mask: Mask,
+    anchors: AnchorSet,
     below: u8,
     recent: &VecDeque<Cow<'_, str>>,
 ) -> Option<(u8, String)> {
     let none = String::new;
     for rule in 1..below {
         let hit: Option<String> = match rule {
-            1 if mask.has(A::Headers) => {
+            1 if anchors.has(Anchor::Headers) => {
                 const T: &str = "CUDA compiler and CUDA toolkit headers are incompatible";
                 p.contains(T).then(|| T.to_string())
             }
-            2 if mask.has(A::Ptxas) => p
+            2 if anchors.has(Anchor::Ptxas) => p
                 .match_indices("ptxas")
                 .map(|(i, _)| i)
                 .find(|&i| !word_before(p, i) && !word_at(p, i + 5))
@@ -275,7 +274,7 @@ fn match_rules(
                         .last()
                 })
                 .map(|after| p[after..].to_string()),
-            3 if mask.has(A::NvccFatal) => p
+            3 if anchors.has(Anchor::NvccFatal) => p
                 .match_indices("nvcc fatal")
                 .find_map(|(i, _)| {
                     if word_before(p, i) {
@@ -284,31 +283,33 @@ fn match_rules(
                     fatal_colon(p, i + 5)
                 })
                 .map(|after| p[after..].to_string()),
-            4 if mask.has(A::LdCannot) => {
+            4 if anchors.has(Anchor::LdCannot) => {
                 find_word_start(p, "ld: cannot find ").map(|i| p[i + 4..].to_string())
             }
-            5 if mask.has(A::NinjaFailed) || mask.has(A::NinjaStopped) => {
+            5 if anchors.has(Anchor::NinjaFailed) || anchors.has(Anchor::NinjaStopped) => {
                 (p.contains("Ninja build failed") || p.contains("ninja: build stopped")).then(none)
             }
-            6 if mask.has(A::Oom) || mask.has(A::CudaOom) => {
+            6 if anchors.has(Anchor::Oom) || anchors.has(Anchor::CudaOom) => {
                 let word = p
                     .match_indices("OutOfMemoryError")
                     .any(|(i, m)| !word_before(p, i) && !word_at(p, i + m.len()));
                 (word || p.contains("CUDA out of memory")).then(none)
             }
-            7 if mask.has(A::NoCacheMem) || mask.has(A::KvTooSmall) => (p
+            7 if anchors.has(Anchor::NoCacheMem) || anchors.has(Anchor::KvTooSmall) => (p
                 .contains("No available memory for the cache blocks")
                 || p.contains(
                     "KV cache is needed, which is larger than the available KV cache memory",
                 ))
             .then(none),
-            8 if mask.has(A::Accelerator) => text_after_word(p, "AcceleratorError: "),
-            9 if mask.has(A::CudaError) => text_after_word(p, "CUDA error: "),
-            10 if mask.has(A::Assertion) => assertion(p, recent),
-            11 if mask.has(A::ErrorText) => exception_text(p, "ValueError"),
-            12 if mask.has(A::ErrorText) => exception_text(p, "RuntimeError"),
-            13 if mask.has(A::ErrorText) || mask.has(A::ExceptionText) => unclassified(p, recent),
-            14 if mask.has(A::EngineDead) || mask.has(A::FatalEngine) => (p
+            8 if anchors.has(Anchor::Accelerator) => text_after_word(p, "AcceleratorError: "),
+            9 if anchors.has(Anchor::CudaError) => text_after_word(p, "CUDA error: "),
+            10 if anchors.has(Anchor::Assertion) => assertion(p, recent),
+            11 if anchors.has(Anchor::ErrorText) => exception_text(p, "ValueError"),
+            12 if anchors.has(Anchor::ErrorText) => exception_text(p, "RuntimeError"),
+            13 if anchors.has(Anchor::ErrorText) || anchors.has(Anchor::ExceptionText) => {
+                unclassified(p, recent)
+            }
+            14 if anchors.has(Anchor::EngineDead) || anchors.has(Anchor::FatalEngine) => (p
                 .contains("EngineDeadError")
                 || p.contains("EngineCore encountered a fatal error"))
             .then(none),
@@ -379,13 +380,25 @@ fn unclassified(p: &str, recent: &VecDeque<Cow<'_, str>>) -> Option<String> {
     }
     let place = recent.iter().rev().take(LOOK_BACK).find_map(|l| frame(l));
     Some(match place {
-        Some((file, line, func)) => format!("{text} (in {func}, {file}:{line})"),
+        Some(Frame {
+            file,
+            line,
+            function,
+        }) => format!("{text} (in {function}, {file}:{line})"),
         None => text.to_string(),
     })
 }
 
-/// `File "PATH", line N, in FUNC` → (last component of PATH, N, FUNC).
-fn frame(l: &str) -> Option<(&str, &str, &str)> {
+/// A traceback frame line's place.
+struct Frame<'a> {
+    /// The last component of the file's path.
+    file: &'a str,
+    line: &'a str,
+    function: &'a str,
+}
+
+/// `File "PATH", line N, in FUNC` → the frame's place.
+fn frame(l: &str) -> Option<Frame<'_>> {
     let rest = l.strip_prefix("File \"")?;
     let q = rest.find('"')?;
     let path = &rest[..q];
@@ -401,7 +414,11 @@ fn frame(l: &str) -> Option<(&str, &str, &str)> {
         return None;
     }
     let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
-    Some((file, line, &rest[..f]))
+    Some(Frame {
+        file,
+        line,
+        function: &rest[..f],
+    })
 }
 
 #[cfg(test)]

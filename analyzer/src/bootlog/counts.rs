@@ -1,51 +1,42 @@
 //! Counts read from the raw text of a TensorRT-LLM log (bootlog.md §2.7 step 2): answered
 //! requests (`"POST /PATH HTTP/VER" 200`) and pauses (`request ID N -> pause`).
 
-use super::lines::word_at;
-use super::pat::{after_each, Cur};
+use regex::{Match, Regex};
 
-/// One `"POST /PATH HTTP/VER" 200` at the cursor (just after `"POST /`).
-fn served_at(mut c: Cur<'_>) -> Option<()> {
-    c.run1(|ch| !ch.is_whitespace())?;
-    if !c.lit(" HTTP/") {
-        return None;
-    }
-    c.run1(|ch| ch.is_ascii_digit() || ch == '.')?;
-    if !c.lit("\" 200") || word_at(c.s, c.i) {
-        return None;
-    }
-    Some(())
+use super::lines::word_at;
+use super::pat::{count, rule};
+
+rule!(
+    /// `"POST /PATH HTTP/VER" 200`; the status must not run on into a word (checked after
+    /// the match, so that the next request's quote is not used up by this one).
+    SERVED = r#""POST /\P{White_Space}+ HTTP/[0-9.]+" 200"#
+);
+
+rule!(
+    /// `request ID N -> pause`; `pause` must be a whole word (checked after the match).
+    PAUSE = "request ID ",
+    count!(),
+    " -> pause"
+);
+
+/// Matches of `re` on `line` not followed by a word character.
+fn whole_matches<'a>(re: &'a Regex, line: &'a str) -> impl Iterator<Item = Match<'a>> + 'a {
+    re.find_iter(line).filter(|m| !word_at(line, m.end()))
 }
 
 /// The line holds an answered request.
 pub(crate) fn is_served(line: &str) -> bool {
-    after_each(line, "\"POST /", served_at).is_some()
+    whole_matches(&SERVED, line).next().is_some()
 }
 
 /// Answered requests on the line.
 pub(crate) fn served(line: &str) -> i64 {
-    line.match_indices("\"POST /")
-        .filter(|&(i, m)| {
-            served_at(Cur {
-                s: line,
-                i: i + m.len(),
-            })
-            .is_some()
-        })
-        .count() as i64
+    whole_matches(&SERVED, line).count() as i64
 }
 
 /// Pauses on the line: `request ID N -> pause`, `pause` a whole word.
 pub(crate) fn pauses(line: &str) -> i64 {
-    line.match_indices("request ID ")
-        .filter(|&(i, m)| {
-            let mut c = Cur {
-                s: line,
-                i: i + m.len(),
-            };
-            c.count().is_some() && c.lit(" -> pause") && !word_at(line, c.i)
-        })
-        .count() as i64
+    whole_matches(&PAUSE, line).count() as i64
 }
 
 #[cfg(test)]

@@ -3,9 +3,10 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use super::anchors::{Mask, A};
-use super::fields::{Field, Outcome, Policy, Val, TABLE};
+use super::anchors::{Anchor, AnchorSet};
+use super::fields::{Field, Outcome, Policy, TABLE};
 use super::scan::LineView;
+use super::value::FieldValue;
 use super::{counts, jsoneq, stamps, BootFacts, Unparsed};
 use crate::json::Json;
 use crate::num::round_dp;
@@ -43,8 +44,8 @@ pub(crate) struct Extras {
 }
 
 pub(crate) struct FactsScan {
-    pub f: BootFacts,
-    pub x: Extras,
+    pub facts: BootFacts,
+    pub extras: Extras,
     drafter: bool,
     seen: Vec<Seen>,
     llm_args: LlmArgs,
@@ -52,7 +53,8 @@ pub(crate) struct FactsScan {
     proc_index: HashMap<String, usize>,
     recent_procs: [usize; 2],
     recent_tags: Vec<(String, String)>,
-    field_mask: u128,
+    /// The anchors of the field table: a line with none of them skips the table.
+    field_anchors: AnchorSet,
     /// The last line each argument dict (vLLM's non-default args, SGLang's server_args)
     /// was read from: the same text again gives the same value, so a log that repeats a
     /// start (or many) parses each dict once instead of every time.
@@ -61,40 +63,38 @@ pub(crate) struct FactsScan {
 
 impl FactsScan {
     pub(crate) fn new() -> Self {
-        let field_mask = [
-            A::VllmInit,
-            A::NonDefault,
-            A::Potential,
-            A::EnumBackend,
-            A::BlockSize,
-            A::MambaPad,
-            A::KvSize,
-            A::AvailKv,
-            A::ModelLoading,
-            A::CgEstimated,
-            A::CgPool,
-            A::Consumed,
-            A::Compile,
-            A::SpecDecode,
-            A::ServerArgs,
-            A::SgKv,
-            A::SgLoad,
-            A::SgGraph,
-            A::SgCapped,
-            A::SgLimits,
-            A::SgDefault,
-            A::TrtVersion,
-            A::TrtPool,
-            A::TrtPage,
-            A::TrtLimits,
-            A::TrtLoad,
-            A::LlmArgs,
-        ]
-        .iter()
-        .fold(0u128, |m, &a| m | 1u128 << a as u32);
+        let field_anchors = AnchorSet::of(&[
+            Anchor::VllmInit,
+            Anchor::NonDefault,
+            Anchor::Potential,
+            Anchor::EnumBackend,
+            Anchor::BlockSize,
+            Anchor::MambaPad,
+            Anchor::KvSize,
+            Anchor::AvailKv,
+            Anchor::ModelLoading,
+            Anchor::CgEstimated,
+            Anchor::CgPool,
+            Anchor::Consumed,
+            Anchor::Compile,
+            Anchor::SpecDecode,
+            Anchor::ServerArgs,
+            Anchor::SgKv,
+            Anchor::SgLoad,
+            Anchor::SgGraph,
+            Anchor::SgCapped,
+            Anchor::SgLimits,
+            Anchor::SgDefault,
+            Anchor::TrtVersion,
+            Anchor::TrtPool,
+            Anchor::TrtPage,
+            Anchor::TrtLimits,
+            Anchor::TrtLoad,
+            Anchor::LlmArgs,
+        ]);
         FactsScan {
-            f: BootFacts::default(),
-            x: Extras::default(),
+            facts: BootFacts::default(),
+            extras: Extras::default(),
             drafter: false,
             seen: Vec::new(),
             llm_args: LlmArgs::Looking,
@@ -102,43 +102,43 @@ impl FactsScan {
             proc_index: HashMap::new(),
             recent_procs: [0, 0],
             recent_tags: Vec::with_capacity(4),
-            field_mask,
+            field_anchors,
             last_dict_line: [String::new(), String::new()],
         }
     }
 
     pub(crate) fn line(&mut self, v: &LineView<'_>) {
         let clean: &str = &v.clean;
-        self.f.lines = v.lineno;
+        self.facts.lines = v.lineno;
         if self.llm_args == LlmArgs::NextLine {
             self.llm_args = LlmArgs::Found(clean.trim().to_string());
         }
-        if v.mask.has(A::Drafter) {
+        if v.anchors.has(Anchor::Drafter) {
             self.drafter = true;
         }
         if let Some((name, pid)) = v.tag() {
             self.process(name, pid);
         }
-        if v.mask.0 & self.field_mask != 0 {
-            self.fields(v.lineno, clean, v.body(), v.mask);
+        if v.anchors.meets(self.field_anchors) {
+            self.fields(v.lineno, clean, v.body(), v.anchors);
         }
-        if v.mask.has(A::Eager) {
-            self.f.cudagraphs = Some(false);
+        if v.anchors.has(Anchor::Eager) {
+            self.facts.cudagraphs = Some(false);
         }
-        if v.mask.has(A::Compiling) {
-            self.x.compiled = true;
+        if v.anchors.has(Anchor::Compiling) {
+            self.extras.compiled = true;
         }
-        if v.mask.has(A::AotLoad) {
-            self.x.aot_loaded = true;
+        if v.anchors.has(Anchor::AotLoad) {
+            self.extras.aot_loaded = true;
         }
-        if !self.f.ready {
+        if !self.facts.ready {
             if let Some(Some(t)) = stamps::first_stamp(clean) {
-                self.x.first_stamp.get_or_insert(t);
-                self.x.last_stamp = Some(t);
+                self.extras.first_stamp.get_or_insert(t);
+                self.extras.last_stamp = Some(t);
             }
-            if v.mask.has(A::Ready) {
-                self.f.ready = true;
-                self.f.ready_lineno = Some(v.lineno);
+            if v.anchors.has(Anchor::Ready) {
+                self.facts.ready = true;
+                self.facts.ready_lineno = Some(v.lineno);
             }
         }
         self.raw_counts(v);
@@ -147,16 +147,16 @@ impl FactsScan {
     /// Counts and markers read from the raw text (§2.7 step 2).
     fn raw_counts(&mut self, v: &LineView<'_>) {
         if self.llm_args == LlmArgs::Looking
-            && v.raw_has(A::LlmArgs)
+            && v.raw_has(Anchor::LlmArgs)
             && v.raw.trim_end().ends_with("LLM Args:")
         {
             self.llm_args = LlmArgs::NextLine;
         }
-        if v.raw_has(A::Post) {
-            self.x.served += counts::served(v.raw);
+        if v.raw_has(Anchor::Post) {
+            self.extras.served += counts::served(v.raw);
         }
-        if v.raw_has(A::RequestId) {
-            self.x.pauses += counts::pauses(v.raw);
+        if v.raw_has(Anchor::RequestId) {
+            self.extras.pauses += counts::pauses(v.raw);
         }
     }
 
@@ -196,7 +196,7 @@ impl FactsScan {
         }
     }
 
-    fn fields(&mut self, lineno: usize, clean: &str, body: &str, mask: Mask) {
+    fn fields(&mut self, lineno: usize, clean: &str, body: &str, anchors: AnchorSet) {
         for &field in TABLE {
             let dict = match field {
                 Field::NonDefaultArgs => Some(0),
@@ -208,20 +208,20 @@ impl FactsScan {
             if dict.is_some_and(|d| !clean.is_empty() && self.last_dict_line[d] == clean) {
                 continue;
             }
-            let outcome = field.read(clean, mask);
+            let outcome = field.read(clean, anchors);
             if let (Some(d), Outcome::Value(_)) = (dict, &outcome) {
                 self.last_dict_line[d].clear();
                 self.last_dict_line[d].push_str(clean);
             }
             match outcome {
                 Outcome::Absent => {}
-                Outcome::Unparsed => self.f.unparsed.push(Unparsed {
+                Outcome::Unparsed => self.facts.unparsed.push(Unparsed {
                     field: field.id().to_string(),
                     lineno,
                     line: cut_chars(body, 300).to_string(),
                 }),
                 Outcome::Value(val) => {
-                    if field.policy() == Policy::LastConflict && val != Val::Nothing {
+                    if field.policy() == Policy::LastConflict && val != FieldValue::Nothing {
                         self.remember(field.id(), val.to_json());
                     }
                     self.apply(field, val);
@@ -248,10 +248,10 @@ impl FactsScan {
         }
     }
 
-    fn apply(&mut self, field: Field, val: Val) {
-        let f = &mut self.f;
+    fn apply(&mut self, field: Field, val: FieldValue) {
+        let f = &mut self.facts;
         match val {
-            Val::Backend { name, candidates } => {
+            FieldValue::Backend { name, candidates } => {
                 if self.drafter {
                     f.drafter_backends.push(name);
                 } else {
@@ -261,26 +261,26 @@ impl FactsScan {
                     }
                 }
             }
-            Val::Str(s) => match field {
+            FieldValue::Text(s) => match field {
                 Field::VllmVersion => f.vllm_version = Some(s),
                 Field::EngineVersion => f.engine_version = Some(s),
                 Field::SglangDefaultBackend => {
                     f.selected_backends.push(s);
-                    self.x.not_specified = true;
+                    self.extras.not_specified = true;
                 }
                 _ => {}
             },
-            Val::Dict(d) => match field {
+            FieldValue::Dict(d) => match field {
                 Field::NonDefaultArgs => f.non_default_args = Some(d),
                 Field::ServerArgs => f.server_args = Some(d),
                 _ => {}
             },
-            Val::Int(n) => match field {
+            FieldValue::Int(n) => match field {
                 Field::AttentionBlockSize => f.attention_block_size = Some(n),
                 Field::PageSize => f.page_size = Some(n),
                 _ => {}
             },
-            Val::Float(x) => match field {
+            FieldValue::Float(x) => match field {
                 Field::MambaPadding => f.mamba_page_padding_pct = Some(x),
                 Field::AvailableKv => f.available_kv_cache_gib = Some(x),
                 Field::CudagraphEstimated => f.cudagraph_estimated_gib = Some(x),
@@ -292,18 +292,18 @@ impl FactsScan {
                 Field::TrtModelLoadGib => f.model_load_gib = Some(x),
                 _ => {}
             },
-            Val::Pair(a, b) => match field {
-                Field::ModelLoad | Field::SglangModelLoad => {
-                    f.model_load_gib = Some(a);
-                    f.model_load_s = Some(b);
-                }
-                Field::MemorySplit => {
-                    f.consumed_gib = Some(a);
-                    f.peak_activation_gib = Some(b);
-                }
-                _ => {}
-            },
-            Val::KvPool {
+            FieldValue::ModelLoad { gib, seconds } => {
+                f.model_load_gib = Some(gib);
+                f.model_load_s = Some(seconds);
+            }
+            FieldValue::MemorySplit {
+                consumed_gib,
+                peak_activation_gib,
+            } => {
+                f.consumed_gib = Some(consumed_gib);
+                f.peak_activation_gib = Some(peak_activation_gib);
+            }
+            FieldValue::KvPool {
                 tokens,
                 request_len,
                 concurrency,
@@ -312,52 +312,57 @@ impl FactsScan {
                 f.max_concurrency_request_len = Some(request_len);
                 f.max_concurrency = Some(concurrency);
             }
-            Val::Downgrade(from, to) => f.cudagraph_mode_downgrade = Some((from, to)),
-            Val::SgKv { tokens, k, v } => {
-                f.kv_pool_tokens = Some(tokens);
-                f.available_kv_cache_gib = Some(round_dp(k + v, 2));
+            FieldValue::CudagraphDowngrade { from, to } => {
+                f.cudagraph_mode_downgrade = Some((from, to));
             }
-            Val::CapReason(n, reason) => {
-                f.running_cap = Some(n);
+            FieldValue::SglangKvPool { tokens, k_gb, v_gb } => {
+                f.kv_pool_tokens = Some(tokens);
+                f.available_kv_cache_gib = Some(round_dp(k_gb + v_gb, 2));
+            }
+            FieldValue::RunningCapReason { cap, reason } => {
+                f.running_cap = Some(cap);
                 f.running_cap_reason = Some(reason);
             }
-            Val::Limits(tokens, cap) => {
-                f.kv_pool_tokens = Some(tokens);
-                f.running_cap = Some(cap);
+            FieldValue::SglangLimits {
+                pool_tokens,
+                running_cap,
+            } => {
+                f.kv_pool_tokens = Some(pool_tokens);
+                f.running_cap = Some(running_cap);
             }
-            Val::TrtPool { gib, tokens } => {
+            FieldValue::TrtKvPool { gib, tokens } => {
                 f.kv_pool_tokens = Some(tokens);
                 f.available_kv_cache_gib = Some(gib);
             }
-            Val::TrtLimits {
+            FieldValue::TrtLimits {
                 requests, batch, ..
             } => {
                 f.running_cap = Some(requests);
                 f.requested_running = Some(batch);
             }
-            Val::Nothing => {}
+            FieldValue::Nothing => {}
         }
     }
 
     /// Ends the scan: processes, conflicts and the `LLM Args` line.
     pub(crate) fn end(mut self) -> (BootFacts, Extras) {
         // Slot 0 is a placeholder that no tag name matches (names are never empty).
-        self.f.processes = self
+        self.facts.processes = self
             .procs
             .into_iter()
             .skip(1)
             .map(|(name, pids)| (name, pids.into_iter().collect()))
             .collect();
-        self.f.conflicts = self
+        self.facts.conflicts = self
             .seen
             .into_iter()
             .filter(|s| s.values.len() > 1)
             .map(|s| (s.id.to_string(), s.values))
             .collect();
         if let LlmArgs::Found(line) = self.llm_args {
-            self.x.llm_args = Some(line);
+            self.extras.llm_args = Some(line);
         }
-        (self.f, self.x)
+        (self.facts, self.extras)
     }
 }
 

@@ -1,91 +1,9 @@
 //! The field table (bootlog.md §2.3–2.5): each field's anchor, value rule and repeat
 //! policy, in the order the tables give (which is the order fields are tried on a line).
 
-use super::anchors::{Mask, A};
+use super::anchors::{Anchor, AnchorSet};
+use super::value::FieldValue;
 use super::{sglang, trtllm, vllm};
-use crate::json::Json;
-
-/// A field's converted value.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Val {
-    Str(String),
-    Dict(Json),
-    Int(i64),
-    Float(f64),
-    /// (first, second) decimals: model load (GiB, s), memory split (consumed, peak).
-    Pair(f64, f64),
-    Backend {
-        name: String,
-        candidates: Option<Vec<String>>,
-    },
-    KvPool {
-        tokens: i64,
-        request_len: i64,
-        concurrency: f64,
-    },
-    Downgrade(String, String),
-    SgKv {
-        tokens: i64,
-        k: f64,
-        v: f64,
-    },
-    CapReason(i64, String),
-    /// SGLang's (pool tokens, running cap).
-    Limits(i64, i64),
-    TrtPool {
-        gib: f64,
-        tokens: i64,
-    },
-    TrtLimits {
-        requests: i64,
-        tokens: i64,
-        batch: i64,
-    },
-    Nothing,
-}
-
-impl Val {
-    /// The value as listed under `conflicts` (a tuple becomes an array).
-    pub(crate) fn to_json(&self) -> Json {
-        match self {
-            Val::Str(s) => Json::Str(s.clone()),
-            Val::Dict(d) => d.clone(),
-            Val::Int(n) => Json::Int(*n),
-            Val::Float(f) => Json::Float(*f),
-            Val::Pair(a, b) => Json::Arr(vec![Json::Float(*a), Json::Float(*b)]),
-            Val::Backend { name, candidates } => match candidates {
-                None => Json::Str(name.clone()),
-                Some(c) => Json::Arr(vec![Json::Str(name.clone()), c.clone().into()]),
-            },
-            Val::KvPool {
-                tokens,
-                request_len,
-                concurrency,
-            } => Json::Arr(vec![
-                Json::Int(*tokens),
-                Json::Int(*request_len),
-                Json::Float(*concurrency),
-            ]),
-            Val::Downgrade(a, b) => Json::Arr(vec![a.as_str().into(), b.as_str().into()]),
-            Val::SgKv { tokens, k, v } => {
-                Json::Arr(vec![Json::Int(*tokens), Json::Float(*k), Json::Float(*v)])
-            }
-            Val::CapReason(n, r) => Json::Arr(vec![Json::Int(*n), r.as_str().into()]),
-            Val::Limits(t, n) => Json::Arr(vec![Json::Int(*t), Json::Int(*n)]),
-            Val::TrtPool { gib, tokens } => Json::Arr(vec![Json::Float(*gib), Json::Int(*tokens)]),
-            Val::TrtLimits {
-                requests,
-                tokens,
-                batch,
-            } => Json::Arr(vec![
-                Json::Int(*requests),
-                Json::Int(*tokens),
-                Json::Int(*batch),
-            ]),
-            Val::Nothing => Json::Null,
-        }
-    }
-}
 
 /// What happens when a field is seen more than once (§2.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,8 +35,8 @@ macro_rules! fields {
             pub(crate) fn policy(self) -> Policy {
                 match self { $(Field::$name => Policy::$policy,)* }
             }
-            fn anchor(self) -> A {
-                match self { $(Field::$name => A::$anchor,)* }
+            fn anchor(self) -> Anchor {
+                match self { $(Field::$name => Anchor::$anchor,)* }
             }
         }
     };
@@ -161,14 +79,14 @@ pub(crate) enum Outcome {
     Absent,
     /// The anchor is there but the value did not match or convert.
     Unparsed,
-    Value(Val),
+    Value(FieldValue),
 }
 
 impl Field {
-    /// Applies this field's anchor and value rule to `line` (ANSI removed); `mask` holds
-    /// the anchors found on it.
-    pub(crate) fn read(self, line: &str, mask: Mask) -> Outcome {
-        if !mask.has(self.anchor()) {
+    /// Applies this field's anchor and value rule to `line` (ANSI removed); `anchors`
+    /// holds the anchors found on it.
+    pub(crate) fn read(self, line: &str, anchors: AnchorSet) -> Outcome {
+        if !anchors.has(self.anchor()) {
             return Outcome::Absent;
         }
         let got = match self {
@@ -210,10 +128,10 @@ impl Field {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bootlog::anchors::scan;
+    use crate::bootlog::anchors::anchors_in;
 
     fn read(f: Field, line: &str) -> Outcome {
-        f.read(line, scan(line))
+        f.read(line, anchors_in(line).anchors)
     }
 
     #[test]
@@ -225,7 +143,7 @@ mod tests {
         );
         assert_eq!(
             read(Field::AvailableKv, "Available KV cache memory: 2.51 GiB"),
-            Outcome::Value(Val::Float(2.51))
+            Outcome::Value(FieldValue::Float(2.51))
         );
         assert_eq!(
             read(

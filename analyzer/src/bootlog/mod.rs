@@ -4,8 +4,9 @@
 //! The public types and functions below are the contract the rest of the analyzer uses.
 //! The work is split by job: `scan` walks the lines once (`lines` prepares each line,
 //! `anchors` finds the fixed texts on it); `facts` applies the field table of `fields`
-//! (value rules in `vllm`, `sglang`, `trtllm`, Python literals in `pylit`, stamps and
-//! counts in `stamps` and `counts`); `derive` computes the settings and derived facts;
+//! (value rules in `vllm`, `sglang`, `trtllm`, written with the patterns of `pat`, giving
+//! a `value`; Python literals in `pylit`, stamps and counts in `stamps` and `counts`);
+//! `derive` computes the settings and derived facts;
 //! `classify` is the failure classifier; `checks` gives T5/T6/T7/T12, `compare` T4/T11;
 //! `record` writes the facts record; `labels` names logs given together.
 
@@ -27,6 +28,7 @@ mod scan;
 mod sglang;
 mod stamps;
 mod trtllm;
+mod value;
 mod vllm;
 
 use crate::engine::{engine_from_log, Engine};

@@ -17,20 +17,21 @@ const MAX_DEPTH: usize = 100;
 /// Reads `text` as exactly one Python literal (whitespace around it allowed).
 pub(crate) fn parse(text: &str) -> Option<Json> {
     let mut r = Reader {
-        s: text.as_bytes(),
+        bytes: text.as_bytes(),
         text,
-        i: 0,
+        pos: 0,
         depth: 0,
     };
     let v = r.value()?;
     r.ws();
-    (r.i == r.s.len()).then_some(v)
+    (r.pos == r.bytes.len()).then_some(v)
 }
 
 struct Reader<'a> {
-    s: &'a [u8],
+    bytes: &'a [u8],
     text: &'a str,
-    i: usize,
+    /// The next byte to read.
+    pos: usize,
     depth: usize,
 }
 
@@ -40,19 +41,19 @@ fn is_ident_byte(b: u8) -> bool {
 
 impl Reader<'_> {
     fn peek(&self) -> Option<u8> {
-        self.s.get(self.i).copied()
+        self.bytes.get(self.pos).copied()
     }
 
     fn ws(&mut self) {
         while matches!(self.peek(), Some(b' ' | b'\t' | b'\x0c')) {
-            self.i += 1;
+            self.pos += 1;
         }
     }
 
     fn eat(&mut self, b: u8) -> bool {
         self.ws();
         if self.peek() == Some(b) {
-            self.i += 1;
+            self.pos += 1;
             true
         } else {
             false
@@ -68,7 +69,7 @@ impl Reader<'_> {
             b'\'' | b'"' => self.strings(),
             b'-' | b'+' => {
                 let neg = self.peek() == Some(b'-');
-                self.i += 1;
+                self.pos += 1;
                 self.ws();
                 self.number(neg)
             }
@@ -83,7 +84,7 @@ impl Reader<'_> {
             return None;
         }
         self.depth += 1;
-        self.i += 1; // the opening bracket
+        self.pos += 1; // the opening bracket
         let v = f(self);
         self.depth -= 1;
         v
@@ -185,18 +186,18 @@ impl Reader<'_> {
     }
 
     fn name(&mut self) -> Option<Json> {
-        let start = self.i;
+        let start = self.pos;
         while self.peek().is_some_and(is_ident_byte) {
-            self.i += 1;
+            self.pos += 1;
         }
-        let word = &self.text[start..self.i];
+        let word = &self.text[start..self.pos];
         match word {
             "True" => Some(Json::Bool(true)),
             "False" => Some(Json::Bool(false)),
             "None" => Some(Json::Null),
             // String prefixes that keep a str: u'..', r'..'.
             "u" | "U" | "r" | "R" if matches!(self.peek(), Some(b'\'' | b'"')) => {
-                self.i = start;
+                self.pos = start;
                 self.strings()
             }
             _ => None,
@@ -210,11 +211,11 @@ impl Reader<'_> {
             self.ws();
             let raw = match self.peek() {
                 Some(b'r' | b'R') => {
-                    self.i += 1;
+                    self.pos += 1;
                     true
                 }
                 Some(b'u' | b'U') => {
-                    self.i += 1;
+                    self.pos += 1;
                     false
                 }
                 Some(b'\'' | b'"') => false,
@@ -230,31 +231,31 @@ impl Reader<'_> {
 
     fn string(&mut self, raw: bool, out: &mut String) -> Option<()> {
         let quote = self.peek()?;
-        self.i += 1;
+        self.pos += 1;
         loop {
-            let start = self.i;
+            let start = self.pos;
             while let Some(b) = self.peek() {
                 if b == quote || b == b'\\' {
                     break;
                 }
-                self.i += 1;
+                self.pos += 1;
             }
             // Stopped at an ASCII byte or the end, so this is a char boundary.
-            out.push_str(&self.text[start..self.i]);
+            out.push_str(&self.text[start..self.pos]);
             match self.peek()? {
                 b'\\' => {
-                    self.i += 1;
+                    self.pos += 1;
                     if raw {
                         out.push('\\');
-                        let c = self.text[self.i..].chars().next()?;
+                        let c = self.text[self.pos..].chars().next()?;
                         out.push(c);
-                        self.i += c.len_utf8();
+                        self.pos += c.len_utf8();
                     } else {
                         self.escape(out)?;
                     }
                 }
                 _ => {
-                    self.i += 1; // closing quote
+                    self.pos += 1; // closing quote
                     return Some(());
                 }
             }
@@ -262,17 +263,17 @@ impl Reader<'_> {
     }
 
     fn hex(&mut self, n: usize) -> Option<u32> {
-        let t = self.text.get(self.i..self.i + n)?;
+        let t = self.text.get(self.pos..self.pos + n)?;
         if !t.bytes().all(|b| b.is_ascii_hexdigit()) {
             return None;
         }
-        self.i += n;
+        self.pos += n;
         u32::from_str_radix(t, 16).ok()
     }
 
     fn escape(&mut self, out: &mut String) -> Option<()> {
-        let c = self.text[self.i..].chars().next()?;
-        self.i += c.len_utf8();
+        let c = self.text[self.pos..].chars().next()?;
+        self.pos += c.len_utf8();
         let simple = match c {
             '\\' => Some('\\'),
             '\'' => Some('\''),
@@ -300,7 +301,7 @@ impl Reader<'_> {
                     match self.peek() {
                         Some(b @ b'0'..=b'7') => {
                             v = v * 8 + u32::from(b - b'0');
-                            self.i += 1;
+                            self.pos += 1;
                         }
                         _ => break,
                     }
@@ -325,27 +326,27 @@ impl Reader<'_> {
     /// A number, negated when `neg` (the sign is part of the text converted, so that
     /// `-9223372036854775808` stays an integer).
     fn number(&mut self, neg: bool) -> Option<Json> {
-        let start = self.i;
+        let start = self.pos;
         // 0x / 0o / 0b integers.
         if self.peek() == Some(b'0') {
-            let radix = match self.s.get(self.i + 1) {
+            let radix = match self.bytes.get(self.pos + 1) {
                 Some(b'x' | b'X') => 16,
                 Some(b'o' | b'O') => 8,
                 Some(b'b' | b'B') => 2,
                 _ => 0,
             };
             if radix != 0 {
-                self.i += 2;
-                let d0 = self.i;
+                self.pos += 2;
+                let d0 = self.pos;
                 while self
                     .peek()
                     .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
                 {
-                    self.i += 1;
+                    self.pos += 1;
                 }
                 let digits: String = (if neg { "-" } else { "" })
                     .chars()
-                    .chain(self.text[d0..self.i].chars().filter(|&c| c != '_'))
+                    .chain(self.text[d0..self.pos].chars().filter(|&c| c != '_'))
                     .collect();
                 return i64::from_str_radix(&digits, radix).ok().map(Json::Int);
             }
@@ -358,12 +359,15 @@ impl Reader<'_> {
                 if b.is_ascii_digit() {
                     text.push(b as char);
                     n += 1;
-                } else if b == b'_' && n > 0 && r.s.get(r.i + 1).is_some_and(u8::is_ascii_digit) {
+                } else if b == b'_'
+                    && n > 0
+                    && r.bytes.get(r.pos + 1).is_some_and(u8::is_ascii_digit)
+                {
                     // 1_000
                 } else {
                     break;
                 }
-                r.i += 1;
+                r.pos += 1;
             }
             n
         };
@@ -371,7 +375,7 @@ impl Reader<'_> {
         let mut frac_digits = 0;
         if self.peek() == Some(b'.') {
             is_float = true;
-            self.i += 1;
+            self.pos += 1;
             text.push('.');
             frac_digits = digits(self, &mut text);
         }
@@ -380,11 +384,11 @@ impl Reader<'_> {
         }
         if matches!(self.peek(), Some(b'e' | b'E')) {
             is_float = true;
-            self.i += 1;
+            self.pos += 1;
             text.push('e');
             if let Some(b @ (b'+' | b'-')) = self.peek() {
                 text.push(b as char);
-                self.i += 1;
+                self.pos += 1;
             }
             if digits(self, &mut text) == 0 {
                 return None;
@@ -395,7 +399,7 @@ impl Reader<'_> {
             return None;
         }
         if !is_float {
-            let t = &self.text[start..self.i];
+            let t = &self.text[start..self.pos];
             // Python refuses leading zeros in a non-zero integer (`007`).
             if t.len() > 1 && t.starts_with('0') && t.bytes().any(|b| b != b'0' && b != b'_') {
                 return None;

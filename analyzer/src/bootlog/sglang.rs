@@ -1,106 +1,102 @@
 //! SGLang's boot-log lines (bootlog.md §2.4). Sizes are printed in `GB` and kept as printed.
 
-use super::fields::Val;
-use super::pat::{after_each, each_until, to_f64, to_i64, Step};
-use super::vllm::{dict, dict_to_end};
+use super::pat::{count, decimal, decimal_value, dict_value, groups, rule, to_f64, to_i64, word};
+use super::value::FieldValue;
 
-/// `server_args={…}` reaching the end of the line.
-pub(crate) fn server_args(line: &str) -> Option<Val> {
-    dict(dict_to_end(line, "server_args=")?)
+rule!(SERVER_ARGS = r"(?s)server_args=(\{.*\})\p{White_Space}*$");
+
+/// `server_args={…}` reaching the end of the line, a Python dict literal.
+pub(crate) fn server_args(line: &str) -> Option<FieldValue> {
+    dict_value(&SERVER_ARGS, line)
 }
+
+rule!(
+    /// D is a run of non-space characters whose last one is the comma.
+    KV_POOL = r"KV Cache is allocated\. dtype: \P{White_Space}+, #tokens: ",
+    count!(),
+    ", K size: ",
+    decimal!(),
+    " GB, V size: ",
+    decimal!(),
+    " GB"
+);
 
 /// `KV Cache is allocated. dtype: D, #tokens: T, K size: K GB, V size: V GB`.
-pub(crate) fn kv_pool(line: &str) -> Option<Val> {
-    let (t, k, v) = after_each(line, "KV Cache is allocated. dtype: ", |mut c| {
-        // D is a run of non-space characters; the comma after it ends that run too.
-        let d = c.run1(|ch| !ch.is_whitespace())?;
-        if d.len() < 2 || !d.ends_with(',') || !c.lit(" #tokens: ") {
-            return None;
-        }
-        let t = c.count()?;
-        if !c.lit(", K size: ") {
-            return None;
-        }
-        let k = c.decimal()?;
-        if !c.lit(" GB, V size: ") {
-            return None;
-        }
-        let v = c.decimal()?;
-        c.lit(" GB").then_some((t, k, v))
-    })?;
-    Some(Val::SgKv {
-        tokens: to_i64(t)?,
-        k: to_f64(k)?,
-        v: to_f64(v)?,
+pub(crate) fn kv_pool(line: &str) -> Option<FieldValue> {
+    let [tokens, k, v] = groups(&KV_POOL, line)?;
+    Some(FieldValue::SglangKvPool {
+        tokens: to_i64(tokens)?,
+        k_gb: to_f64(k)?,
+        v_gb: to_f64(v)?,
     })
 }
+
+rule!(
+    MODEL_LOAD = r"(?s)Load weight end\. elapsed=",
+    decimal!(),
+    " s,.*?mem usage=",
+    decimal!(),
+    " GB"
+);
 
 /// `Load weight end. elapsed=S s,` … `mem usage=G GB`.
-pub(crate) fn model_load(line: &str) -> Option<Val> {
-    let (s, g) = each_until(line, "Load weight end. elapsed=", |mut c| {
-        let Some(s) = c.decimal().filter(|_| c.lit(" s,")) else {
-            return Step::Next;
-        };
-        let g = after_each(c.rest(), "mem usage=", |mut c| {
-            let g = c.decimal()?;
-            c.lit(" GB").then_some(g)
-        });
-        g.map_or(Step::Stop, |g| Step::Hit((s, g)))
-    })?;
-    Some(Val::Pair(to_f64(g)?, to_f64(s)?))
+pub(crate) fn model_load(line: &str) -> Option<FieldValue> {
+    let [seconds, gib] = groups(&MODEL_LOAD, line)?;
+    Some(FieldValue::ModelLoad {
+        gib: to_f64(gib)?,
+        seconds: to_f64(seconds)?,
+    })
 }
+
+rule!(
+    CUDAGRAPH = r"CUDA graph end\. elapsed=[0-9.]+ s, mem usage=",
+    decimal!(),
+    " GB"
+);
 
 /// `CUDA graph end. elapsed=E s, mem usage=G GB` → G.
-pub(crate) fn cudagraph(line: &str) -> Option<Val> {
-    let g = after_each(line, "CUDA graph end. elapsed=", |mut c| {
-        c.decimal()?;
-        if !c.lit(" s, mem usage=") {
-            return None;
-        }
-        let g = c.decimal()?;
-        c.lit(" GB").then_some(g)
-    })?;
-    to_f64(g).map(Val::Float)
+pub(crate) fn cudagraph(line: &str) -> Option<FieldValue> {
+    decimal_value(&CUDAGRAPH, line)
 }
+
+rule!(
+    /// REASON: at least one character, the shortest text before ` (`.
+    CAPPED = "(?s)capped to ",
+    count!(),
+    r" by the (.+?) \("
+);
 
 /// `capped to N by the REASON (`: REASON the shortest text before ` (`, trimmed.
-pub(crate) fn capped(line: &str) -> Option<Val> {
-    let (n, reason) = each_until(line, "capped to ", |mut c| {
-        let Some(n) = c.count().filter(|_| c.lit(" by the ")) else {
-            return Step::Next;
-        };
-        let rest = c.rest();
-        // At least one character of reason before ` (`.
-        let Some(first) = rest.chars().next() else {
-            return Step::Stop;
-        };
-        match rest[first.len_utf8()..].find(" (") {
-            Some(k) => Step::Hit((n, rest[..k + first.len_utf8()].trim())),
-            None => Step::Stop,
-        }
-    })?;
-    Some(Val::CapReason(to_i64(n)?, reason.to_string()))
+pub(crate) fn capped(line: &str) -> Option<FieldValue> {
+    let [cap, reason] = groups(&CAPPED, line)?;
+    Some(FieldValue::RunningCapReason {
+        cap: to_i64(cap)?,
+        reason: reason.trim().to_string(),
+    })
 }
+
+rule!(
+    LIMITS = "(?s)max_total_num_tokens=",
+    count!(),
+    ",.*?max_running_requests=",
+    count!()
+);
 
 /// `max_total_num_tokens=T,` … `max_running_requests=N`.
-pub(crate) fn limits(line: &str) -> Option<Val> {
-    let (t, n) = each_until(line, "max_total_num_tokens=", |mut c| {
-        let Some(t) = c.count().filter(|_| c.lit(",")) else {
-            return Step::Next;
-        };
-        let n = after_each(c.rest(), "max_running_requests=", |mut c| c.count());
-        n.map_or(Step::Stop, |n| Step::Hit((t, n)))
-    })?;
-    Some(Val::Limits(to_i64(t)?, to_i64(n)?))
+pub(crate) fn limits(line: &str) -> Option<FieldValue> {
+    let [pool_tokens, running_cap] = groups(&LIMITS, line)?;
+    Some(FieldValue::SglangLimits {
+        pool_tokens: to_i64(pool_tokens)?,
+        running_cap: to_i64(running_cap)?,
+    })
 }
 
+rule!(DEFAULT_BACKEND = "Use (", word!(), "+) backend by default");
+
 /// `Use NAME backend by default`.
-pub(crate) fn default_backend(line: &str) -> Option<Val> {
-    after_each(line, "Use ", |mut c| {
-        let name = c.word()?;
-        c.lit(" backend by default")
-            .then(|| Val::Str(name.to_string()))
-    })
+pub(crate) fn default_backend(line: &str) -> Option<FieldValue> {
+    let [name] = groups(&DEFAULT_BACKEND, line)?;
+    Some(FieldValue::Text(name.to_string()))
 }
 
 #[cfg(test)]
@@ -113,7 +109,7 @@ mod tests {
     #[test]
     fn arguments() {
         let l = format!("{P}server_args={{'model_path': '/root/models/Qwen3-8B', 'page_size': 1}}");
-        let Some(Val::Dict(d)) = server_args(&l) else {
+        let Some(FieldValue::Dict(d)) = server_args(&l) else {
             panic!()
         };
         assert_eq!(d.get("page_size"), Some(&Json::Int(1)));
@@ -127,10 +123,10 @@ mod tests {
         );
         assert_eq!(
             kv_pool(&l),
-            Some(Val::SgKv {
+            Some(FieldValue::SglangKvPool {
                 tokens: 32096,
-                k: 2.2,
-                v: 2.2
+                k_gb: 2.2,
+                v_gb: 2.2
             })
         );
         assert_eq!(
@@ -140,9 +136,15 @@ mod tests {
         let l = format!(
             "{P}Load weight end. elapsed=20.69 s, type=Qwen3ForCausalLM, avail mem=7.09 GB, mem usage=15.28 GB."
         );
-        assert_eq!(model_load(&l), Some(Val::Pair(15.28, 20.69)));
+        assert_eq!(
+            model_load(&l),
+            Some(FieldValue::ModelLoad {
+                gib: 15.28,
+                seconds: 20.69
+            })
+        );
         let l = format!("{P}Capture target prefill CUDA graph end. elapsed=23.90 s, mem usage=0.83 GB, avail mem=1.19 GB.");
-        assert_eq!(cudagraph(&l), Some(Val::Float(0.83)));
+        assert_eq!(cudagraph(&l), Some(FieldValue::Float(0.83)));
     }
 
     #[test]
@@ -152,13 +154,22 @@ mod tests {
         );
         assert_eq!(
             capped(&l),
-            Some(Val::CapReason(1, "mamba state cache".into()))
+            Some(FieldValue::RunningCapReason {
+                cap: 1,
+                reason: "mamba state cache".into()
+            })
         );
         assert_eq!(capped("max_running_requests is capped to 1 by the x"), None);
         let l = format!(
             "{P}max_total_num_tokens=32096, chunked_prefill_size=4096, max_prefill_tokens=16384, max_running_requests=32, context_len=16384"
         );
-        assert_eq!(limits(&l), Some(Val::Limits(32096, 32)));
+        assert_eq!(
+            limits(&l),
+            Some(FieldValue::SglangLimits {
+                pool_tokens: 32096,
+                running_cap: 32
+            })
+        );
         assert_eq!(
             limits("max_total_num_tokens=1 max_running_requests=2"),
             None
@@ -168,7 +179,10 @@ mod tests {
     #[test]
     fn default_backend_line() {
         let l = format!("{P}Attention backend not specified. Use flashinfer backend by default.");
-        assert_eq!(default_backend(&l), Some(Val::Str("flashinfer".into())));
+        assert_eq!(
+            default_backend(&l),
+            Some(FieldValue::Text("flashinfer".into()))
+        );
         assert_eq!(
             default_backend("Attention backend not specified. Use it."),
             None

@@ -1,72 +1,84 @@
 //! TensorRT-LLM's boot-log lines (bootlog.md §2.5), its `LLM Args` settings line (§2.7)
 //! and the start identity without pool-derived values (§6, README departure 4).
 
-use super::fields::Val;
-use super::lines::{is_word, word_before};
-use super::pat::{after_each, to_f64, to_i64, Cur};
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::pat::{
+    compile, count, decimal, decimal_value, groups, not_word, rule, to_f64, to_i64, word,
+};
+use super::value::FieldValue;
 use crate::json::Json;
 
+rule!(VERSION = r"TensorRT LLM version:\p{White_Space}*(\P{White_Space}+)");
+
 /// `TensorRT LLM version: V`: the non-space run after the anchor.
-pub(crate) fn version(line: &str) -> Option<Val> {
-    after_each(line, "TensorRT LLM version:", |mut c| {
-        c.ws();
-        c.run1(|ch| !ch.is_whitespace())
-            .map(|v| Val::Str(v.to_string()))
-    })
+pub(crate) fn version(line: &str) -> Option<FieldValue> {
+    let [v] = groups(&VERSION, line)?;
+    Some(FieldValue::Text(v.to_string()))
 }
+
+rule!(
+    KV_POOL = "Allocated ",
+    decimal!(),
+    r" GiB for max tokens in paged KV cache \(",
+    count!(),
+    r"\)"
+);
 
 /// `Allocated G GiB for max tokens in paged KV cache (T)`.
-pub(crate) fn kv_pool(line: &str) -> Option<Val> {
-    let (g, t) = after_each(line, "Allocated ", |mut c| {
-        let g = c.decimal()?;
-        if !c.lit(" GiB for max tokens in paged KV cache (") {
-            return None;
-        }
-        let t = c.count()?;
-        c.lit(")").then_some((g, t))
-    })?;
-    Some(Val::TrtPool {
-        gib: to_f64(g)?,
-        tokens: to_i64(t)?,
+pub(crate) fn kv_pool(line: &str) -> Option<FieldValue> {
+    let [gib, tokens] = groups(&KV_POOL, line)?;
+    Some(FieldValue::TrtKvPool {
+        gib: to_f64(gib)?,
+        tokens: to_i64(tokens)?,
     })
 }
+
+rule!(PAGE_SIZE = "tokens per block=", count!());
 
 /// `tokens per block=N`.
-pub(crate) fn page_size(line: &str) -> Option<Val> {
-    let n = after_each(line, "tokens per block=", |mut c| c.count())?;
-    to_i64(n).map(Val::Int)
+pub(crate) fn page_size(line: &str) -> Option<FieldValue> {
+    let [n] = groups(&PAGE_SIZE, line)?;
+    to_i64(n).map(FieldValue::Int)
 }
 
+rule!(
+    LIMITS = "max_num_requests=",
+    count!(),
+    ", max_num_tokens=",
+    count!(),
+    ", max_batch_size=",
+    count!()
+);
+
 /// `max_num_requests=N, max_num_tokens=M, max_batch_size=B`.
-pub(crate) fn limits(line: &str) -> Option<Val> {
-    let (n, m, b) = after_each(line, "max_num_requests=", |mut c| {
-        let n = c.count()?;
-        if !c.lit(", max_num_tokens=") {
-            return None;
-        }
-        let m = c.count()?;
-        if !c.lit(", max_batch_size=") {
-            return None;
-        }
-        Some((n, m, c.count()?))
-    })?;
-    Some(Val::TrtLimits {
-        requests: to_i64(n)?,
-        tokens: to_i64(m)?,
-        batch: to_i64(b)?,
+pub(crate) fn limits(line: &str) -> Option<FieldValue> {
+    let [requests, tokens, batch] = groups(&LIMITS, line)?;
+    Some(FieldValue::TrtLimits {
+        requests: to_i64(requests)?,
+        tokens: to_i64(tokens)?,
+        batch: to_i64(batch)?,
     })
 }
 
+rule!(
+    MODEL_LOAD_GIB = "in memory usage profiling: ",
+    decimal!(),
+    " GiB"
+);
+
 /// `… in memory usage profiling: X GiB` (weights inside torch).
-pub(crate) fn model_load_gib(line: &str) -> Option<Val> {
-    super::vllm::decimal_between(line, "in memory usage profiling: ", " GiB")
+pub(crate) fn model_load_gib(line: &str) -> Option<FieldValue> {
+    decimal_value(&MODEL_LOAD_GIB, line)
 }
 
 /// `LLM Args:` with nothing but whitespace after it; records nothing.
-pub(crate) fn llm_args_header(line: &str) -> Option<Val> {
+pub(crate) fn llm_args_header(line: &str) -> Option<FieldValue> {
     line.trim_end()
         .ends_with("LLM Args:")
-        .then_some(Val::Nothing)
+        .then_some(FieldValue::Nothing)
 }
 
 /// The settings read from the `LLM Args` line, in this order.
@@ -84,29 +96,18 @@ pub(crate) const SETTINGS: [&str; 11] = [
     "disable_overlap_scheduler",
 ];
 
-/// `KEY=` at a word start, then (after an optional `<Word.` enum prefix and an optional
-/// `'`) a run of word characters and dots; the first occurrence that reads wins.
-fn setting<'a>(line: &'a str, key: &str) -> Option<&'a str> {
-    line.match_indices(key).find_map(|(i, m)| {
-        if word_before(line, i) {
-            return None;
-        }
-        let mut c = Cur {
-            s: line,
-            i: i + m.len(),
-        };
-        if !c.lit("=") {
-            return None;
-        }
-        let save = c;
-        let enum_prefix = c.lit("<") && c.word().is_some() && c.lit(".");
-        if !enum_prefix {
-            c = save;
-        }
-        c.lit("'");
-        c.run1(|ch| is_word(ch) || ch == '.')
-    })
-}
+/// For each of [`SETTINGS`]: `KEY=` at a word start, then (after an optional `<Word.`
+/// enum prefix and an optional `'`) a run of word characters and dots, captured.
+static SETTING_RULES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    SETTINGS
+        .iter()
+        .map(|key| {
+            let before = concat!("(?:^|", not_word!(), ")");
+            let after = concat!("=(?:<", word!(), r"+\.)?'?([\p{Alphabetic}\p{N}_.]+)");
+            compile(&[before, &regex::escape(key), after].concat())
+        })
+        .collect()
+});
 
 /// The settings object TensorRT-LLM's `llm_args` line gives (§2.7): the line itself,
 /// `model` when the line starts with `model='…'`, and each setting found, as text.
@@ -117,48 +118,27 @@ pub(crate) fn settings(llm_args: &str) -> Json {
             pairs.push(("model".to_string(), Json::Str(rest[..end].to_string())));
         }
     }
-    for key in SETTINGS {
-        if let Some(v) = setting(llm_args, key) {
+    for (key, rule) in SETTINGS.iter().zip(SETTING_RULES.iter()) {
+        if let Some([v]) = groups(rule, llm_args) {
             pairs.push((key.to_string(), Json::Str(v.to_string())));
         }
     }
     Json::Obj(pairs)
 }
 
+rule!(
+    /// A pool-derived setting at a word start, and its value up to the next `,`, `)` or
+    /// whitespace.
+    POOL_VALUE = "(^|",
+    not_word!(),
+    r")(max_tokens=|max_gpu_total_bytes=)[^,)\p{White_Space}]*"
+);
+
 /// The `llm_args` text without the values derived from the pool a start drew: each
 /// `max_tokens=` and `max_gpu_total_bytes=` at a word start (not after a letter, digit or
 /// `_`) loses the text up to the next `,`, `)` or whitespace.
 pub(crate) fn without_pool_values(llm_args: &str) -> String {
-    let mut out = String::with_capacity(llm_args.len());
-    let mut i = 0;
-    let b = llm_args.as_bytes();
-    while i < b.len() {
-        let rest = &llm_args[i..];
-        let key = ["max_tokens=", "max_gpu_total_bytes="]
-            .into_iter()
-            .find(|k| rest.starts_with(k));
-        let at_word_start = !llm_args[..i]
-            .chars()
-            .next_back()
-            .is_some_and(|c| c.is_alphanumeric() || c == '_');
-        match key {
-            Some(k) if at_word_start => {
-                out.push_str(k);
-                let v = &rest[k.len()..];
-                let n = v
-                    .char_indices()
-                    .find(|&(_, c)| c == ',' || c == ')' || c.is_whitespace())
-                    .map_or(v.len(), |(k, _)| k);
-                i += k.len() + n;
-            }
-            _ => {
-                let ch = rest.chars().next().map_or(1, char::len_utf8);
-                out.push_str(&rest[..ch]);
-                i += ch;
-            }
-        }
-    }
-    out
+    POOL_VALUE.replace_all(llm_args, "${1}${2}").into_owned()
 }
 
 #[cfg(test)]
@@ -169,27 +149,27 @@ mod tests {
     fn lines() {
         assert_eq!(
             version("[TensorRT-LLM] TensorRT LLM version: 1.3.0rc29"),
-            Some(Val::Str("1.3.0rc29".into()))
+            Some(FieldValue::Text("1.3.0rc29".into()))
         );
         assert_eq!(
             kv_pool("[TRT-LLM] [I] [batchmgr][RANK 0] [MemUsageChange] Allocated 5.19 GiB for max tokens in paged KV cache (37760)."),
-            Some(Val::TrtPool { gib: 5.19, tokens: 37760 })
+            Some(FieldValue::TrtKvPool { gib: 5.19, tokens: 37760 })
         );
         assert_eq!(
             page_size("Max KV cache blocks per sequence: 512 [window size=16384], tokens per block=32, primary"),
-            Some(Val::Int(32))
+            Some(FieldValue::Int(32))
         );
         assert_eq!(
             limits("[_torch] max_seq_len=16384, max_num_requests=32, max_num_tokens=8192, max_batch_size=32"),
-            Some(Val::TrtLimits { requests: 32, tokens: 8192, batch: 32 })
+            Some(FieldValue::TrtLimits { requests: 32, tokens: 8192, batch: 32 })
         );
         assert_eq!(
             model_load_gib("Memory used at after loading weights (inside torch) in memory usage profiling: 15.31 GiB"),
-            Some(Val::Float(15.31))
+            Some(FieldValue::Float(15.31))
         );
         assert_eq!(
             llm_args_header("[I] [_torch] LLM Args:  "),
-            Some(Val::Nothing)
+            Some(FieldValue::Nothing)
         );
         assert_eq!(llm_args_header("[I] [_torch] LLM Args: x"), None);
     }
