@@ -20,7 +20,7 @@ const BENCH_LOGS: [&str; 3] = [
 fn bench_log(mb: usize) -> String {
     let fixtures = std::env::var_os("INFERLINT_FIXTURES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures"));
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures"));
     let mut unit = String::new();
     for rel in BENCH_LOGS {
         let path = fixtures.join(rel);
