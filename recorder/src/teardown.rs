@@ -220,6 +220,7 @@ pub fn pkill_would(table: &[Proc], targets: &[Server], pattern: &str, me: i32) -
 /// `target  pid=PID CMDLINE`: PID padded to 8 columns, command line cut at 100 characters.
 pub fn target_line(p: &Proc) -> String {
     let cmd: String = p.cmdline().chars().take(100).collect();
+    // tidy: layout (recorder.md §8.2 fixes the two spaces after "target")
     format!("target  pid={:<8}{cmd}", p.pid)
 }
 

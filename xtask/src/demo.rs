@@ -88,7 +88,7 @@ pub(crate) fn demo() -> Result<()> {
         .context("cannot run inferlint-recorder")?;
     // The recorder exits 1 because tripwires failed: that is the demo's point. Check that
     // the run was recorded and the verdicts are the GPU run's.
-    let results = std::fs::read_to_string(out.join("results.json"))
+    let results = std::fs::read_to_string(out.join(analyzer::docs::RESULTS))
         .with_context(|| format!("the run was not analyzed (recorder exit {status})"))?;
     let report = analyzer::json::parse(&results).context("results.json is not JSON")?;
     let failed = |id: &str| {
@@ -105,7 +105,7 @@ pub(crate) fn demo() -> Result<()> {
     eprintln!(
         "== recorded and checked in {:.0} s; the report: {}",
         t0.elapsed().as_secs_f64(),
-        out.join("report.html").display()
+        out.join(analyzer::docs::REPORT).display()
     );
     if !(failed("T1") && failed("T8")) {
         bail!(

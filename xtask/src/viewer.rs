@@ -30,7 +30,7 @@ pub(crate) fn viewer() -> Result<()> {
 pub(crate) fn finish_viewer() -> Result<()> {
     let dist = root().join("www/dist");
     let page = inline(&dist)?;
-    std::fs::write(dist.join("report.html"), &page)?;
+    std::fs::write(dist.join(analyzer::docs::REPORT), &page)?;
     std::fs::write(dist.join("index.html"), &page)?;
     for f in ["viewer.js", "viewer_bg.wasm", "style.css"] {
         let _ = std::fs::remove_file(dist.join(f));
