@@ -714,6 +714,34 @@ pub fn glossary(engine: Engine) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// What each result means and what to do about it (report.md §5, "status meanings"), in
+/// the report's order of statuses.
+pub const STATUS_MEANINGS: [(crate::verdict::Status, &str); 5] = [
+    (
+        crate::verdict::Status::Fail,
+        "The tripwire caught its problem in this run. Read the finding, fix the cause and run \
+         again, or report the number together with the finding.",
+    ),
+    (
+        crate::verdict::Status::Warn,
+        "Something may distort the numbers without proving they are wrong. Keep the warning \
+         with the results.",
+    ),
+    (
+        crate::verdict::Status::Unknown,
+        "The files could not decide. Supply the file named in the message, or check the \
+         engine's version; never read it as a pass.",
+    ),
+    (
+        crate::verdict::Status::Pass,
+        "Checked and fine. Nothing to do; it covers this run only.",
+    ),
+    (
+        crate::verdict::Status::NotApplicable,
+        "The check does not concern this engine or this kind of run. Nothing to do.",
+    ),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -870,5 +898,17 @@ mod tests {
         assert!(v != s && s != t && v != t);
         assert!(s.contains("retraction"));
         assert!(t.contains("MAX_UTILIZATION") && t.contains("GUARANTEED_NO_EVICT"));
+    }
+
+    #[test]
+    fn every_status_has_one_meaning_in_the_report_order() {
+        use crate::verdict::Status;
+        let order: Vec<Status> = STATUS_MEANINGS.iter().map(|(s, _)| *s).collect();
+        let mut sorted = order.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(order, sorted);
+        assert_eq!(order.len(), 5);
+        assert!(STATUS_MEANINGS.iter().all(|(_, m)| m.ends_with('.')));
     }
 }

@@ -425,3 +425,65 @@ fn setup_facts(
     out.push(Fact::new("Tripwires checked", v));
     out
 }
+
+impl Report {
+    /// The line the passes and not-applicables are folded under (report.md §5): "n passed",
+    /// or "All n checks passed" when no other result is shown, plus "; k does/do not apply
+    /// to <engine>"; `None` when there is nothing to fold.
+    pub fn folded_line(&self) -> Option<String> {
+        folded_line(&self.counts(), self.engine.unwrap_or(Engine::Vllm))
+    }
+}
+
+fn folded_line(counts: &[(Status, usize)], engine: Engine) -> Option<String> {
+    let count = |s: Status| counts.iter().find(|(c, _)| *c == s).map_or(0, |(_, n)| *n);
+    let (passed, na) = (count(Status::Pass), count(Status::NotApplicable));
+    if passed + na == 0 {
+        return None;
+    }
+    let shown = count(Status::Fail) + count(Status::Warn) + count(Status::Unknown);
+    let mut line = if shown == 0 {
+        format!("All {passed} checks passed")
+    } else {
+        format!("{passed} passed")
+    };
+    if na > 0 {
+        let verb = if na == 1 { "does" } else { "do" };
+        line.push_str(&format!("; {na} {verb} not apply to {}", engine.display()));
+    }
+    Some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(fail: usize, pass: usize, na: usize) -> Vec<(Status, usize)> {
+        vec![
+            (Status::Fail, fail),
+            (Status::Warn, 0),
+            (Status::Unknown, 0),
+            (Status::Pass, pass),
+            (Status::NotApplicable, na),
+        ]
+    }
+
+    #[test]
+    fn the_folded_line_counts_passes_and_not_applicables() {
+        let line = |c: Vec<(Status, usize)>| folded_line(&c, Engine::Sglang);
+        assert_eq!(
+            line(counts(0, 9, 0)).as_deref(),
+            Some("All 9 checks passed")
+        );
+        assert_eq!(line(counts(2, 7, 0)).as_deref(), Some("7 passed"));
+        assert_eq!(
+            line(counts(1, 7, 1)).as_deref(),
+            Some("7 passed; 1 does not apply to SGLang")
+        );
+        assert_eq!(
+            line(counts(0, 6, 2)).as_deref(),
+            Some("All 6 checks passed; 2 do not apply to SGLang")
+        );
+        assert_eq!(line(counts(3, 0, 0)), None);
+    }
+}

@@ -132,6 +132,19 @@ function chartCount(report) {
   return ["cache", "requests", "kv", "tokens", "levels", "pools", "memory"].filter((k) => c[k]).length;
 }
 
+const ENGINE_NAMES = { vllm: "vLLM", sglang: "SGLang", trtllm: "TensorRT-LLM" };
+
+/** report.md §5: "n passed" ("All n checks passed" when nothing else is shown) plus
+ * "; k does/do not apply to <engine>"; null when nothing is folded. */
+function foldedLine(report) {
+  const n = (s) => report.checks.filter((c) => c.status === s).length;
+  const [pass, na, shown] = [n("pass"), n("not_applicable"), n("fail") + n("warn") + n("unknown")];
+  if (pass + na === 0) return null;
+  let line = shown === 0 ? `All ${pass} checks passed` : `${pass} passed`;
+  if (na > 0) line += `; ${na} ${na === 1 ? "does" : "do"} not apply to ${ENGINE_NAMES[report.engine ?? "vllm"]}`;
+  return line;
+}
+
 /** Checks a loaded page against the command line's Report. */
 async function sameAsCommandLine(page, report, { messages = true } = {}) {
   const got = await verdicts(page);
@@ -163,6 +176,9 @@ async function sameAsCommandLine(page, report, { messages = true } = {}) {
   for (const s of ["fail", "warn", "unknown", "pass"]) {
     assert.equal(counts[s], report.checks.filter((c) => c.status === s).length, `count of ${s}`);
   }
+  const text = (sel) => page.$eval(sel, (e) => e.textContent).catch(() => null);
+  assert.equal(await text("#status-note"), report.status_note ?? null, "status note");
+  assert.equal(await text("#passed > summary"), foldedLine(report), "the line passes are folded under");
   await chartsDrawn(page, chartCount(report));
 }
 

@@ -10,47 +10,15 @@ use leptos::prelude::*;
 use plotters::coord::ranged1d::{IntoSegmentedCoord, SegmentValue};
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
-use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use crate::dom::document;
 use crate::reduce::{nearest, reduce, table_rows};
 
 /// Rows a data table shows at most (a 24-hour recording has 345,600 samples).
 const TABLE_ROWS: usize = 2_000;
 const WIDTH: u32 = 880;
 const HEIGHT: u32 = 300;
-
-fn document() -> web_sys::Document {
-    web_sys::window()
-        .and_then(|w| w.document())
-        .expect("a document")
-}
-
-/// Whether the page shows the dark theme: the reader's choice, else the system's.
-pub fn is_dark() -> bool {
-    let set = document()
-        .document_element()
-        .and_then(|e| e.get_attribute("data-theme"));
-    match set.as_deref() {
-        Some("dark") => true,
-        Some("light") => false,
-        _ => web_sys::window()
-            .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
-            .is_some_and(|m| m.matches()),
-    }
-}
-
-/// Redraws the charts when the system's theme changes.
-pub fn watch_theme(theme: RwSignal<u32>) {
-    let Some(mq) = web_sys::window()
-        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
-    else {
-        return;
-    };
-    let cb = Closure::<dyn Fn()>::new(move || theme.update(|v| *v += 1));
-    let _ = mq.add_event_listener_with_callback("change", cb.as_ref().unchecked_ref());
-    cb.forget();
-}
 
 /// Chart colours, from the page's CSS custom properties (so both themes apply).
 struct Palette {

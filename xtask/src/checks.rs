@@ -1,5 +1,5 @@
 //! `cargo xtask test` and `cargo xtask ci`: every test, the parity and bad-input trials,
-//! formatting, lints and the analyzer's wasm build.
+//! formatting, lints (the viewer's in wasm too) and the analyzer's wasm build.
 
 use std::path::Path;
 use std::process::Command;
@@ -75,6 +75,17 @@ pub(crate) fn ci() -> Result<()> {
         "--target",
         "wasm32-unknown-unknown",
         "--lib",
+    ]))?;
+    // The page itself exists only in wasm: the workspace's clippy above sees none of it.
+    run(cargo().args([
+        "clippy",
+        "-p",
+        "viewer",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--",
+        "-D",
+        "warnings",
     ]))?;
     test()
 }
