@@ -37,6 +37,29 @@ impl Status {
         }
     }
 
+    /// The page's icon beside the label.
+    pub fn icon(self) -> &'static str {
+        match self {
+            Status::Fail => "✖",
+            Status::Warn => "▲",
+            Status::Unknown => "?",
+            Status::Pass => "✔",
+            Status::NotApplicable => "–",
+        }
+    }
+
+    /// Whether the page shows a result of this status in full; passes and
+    /// not-applicables are folded (report.md §5).
+    pub fn shown_in_full(self) -> bool {
+        matches!(self, Status::Fail | Status::Warn | Status::Unknown)
+    }
+
+    /// Whether the page's count line lists this status when no result has it: every
+    /// status but "does not apply", which is only mentioned when it occurs.
+    pub fn counted_when_absent(self) -> bool {
+        self != Status::NotApplicable
+    }
+
     /// The label the report page shows.
     pub fn report_label(self) -> &'static str {
         match self {

@@ -39,7 +39,8 @@ pub fn save_one_file(template: Option<&str>, l: &Loaded) -> Result<(), String> {
     run.generated_ms = Some(now_ms());
     let html = page::splice(template, &run, &l.title())
         .map_err(|_| "This page has no place for an embedded run.".to_string())?;
-    download("report.html", &html).map_err(|_| "The browser refused the download.".to_string())
+    download(analyzer::docs::REPORT, &html)
+        .map_err(|_| "The browser refused the download.".to_string())
 }
 
 /// Offers `text` as a download named `name`.

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use analyzer::catalog::STATUS_MEANINGS;
 use analyzer::report::Report;
-use analyzer::verdict::Status;
 use analyzer::Engine;
 use leptos::prelude::*;
 
@@ -18,9 +17,8 @@ pub fn Results(report: Arc<Report>) -> impl IntoView {
     let engine = report.engine.unwrap_or(Engine::Vllm);
     let mut checks = report.checks.clone();
     checks.sort_by_key(|c| (c.status, c.tripwire));
-    let (open, folded): (Vec<_>, Vec<_>) = checks
-        .into_iter()
-        .partition(|c| matches!(c.status, Status::Fail | Status::Warn | Status::Unknown));
+    let (open, folded): (Vec<_>, Vec<_>) =
+        checks.into_iter().partition(|c| c.status.shown_in_full());
     let counts = report.counts();
     view! {
         <section id="results" aria-labelledby="results-h">
@@ -28,7 +26,7 @@ pub fn Results(report: Arc<Report>) -> impl IntoView {
             <ul class="counts" id="counts">
                 {counts
                     .into_iter()
-                    .filter(|(s, n)| *s != Status::NotApplicable || *n > 0)
+                    .filter(|(s, n)| s.counted_when_absent() || *n > 0)
                     .map(|(s, n)| {
                         view! {
                             <li class=format!("count {}", s.as_str()) data-status=s.as_str() data-count=n.to_string()>

@@ -6,13 +6,7 @@ use leptos::prelude::*;
 
 /// A status as an icon and its report label ("Tripwire failed", "Pass"…).
 pub fn badge(s: Status) -> impl IntoView {
-    let icon = match s {
-        Status::Fail => "✖",
-        Status::Warn => "▲",
-        Status::Unknown => "?",
-        Status::Pass => "✔",
-        Status::NotApplicable => "–",
-    };
+    let icon = s.icon();
     view! {
         <span class=format!("badge {}", s.as_str())>
             <span class="icon" aria-hidden="true">{icon}</span>
