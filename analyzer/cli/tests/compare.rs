@@ -29,7 +29,8 @@ fn stderr(o: &Output) -> String {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("compare-{}-{name}", std::process::id()))
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("compare-{}-{name}", std::process::id()))
 }
 
 /// A writable copy of a run folder's files.
@@ -120,10 +121,7 @@ fn the_landing_page_table_from_the_three_recorded_runs() {
         texts(&pool),
         ["32,336 tokens", "32,096 tokens", "37,760 tokens"]
     );
-    assert_eq!(
-        values(&pool),
-        [Some(32336.0), Some(32096.0), Some(37760.0)]
-    );
+    assert_eq!(values(&pool), [Some(32336.0), Some(32096.0), Some(37760.0)]);
     let peak = row(&doc, "peak_running");
     assert_eq!(texts(&peak), ["32", "29", "32"]);
     let ev = row(&doc, "evictions");
@@ -141,12 +139,22 @@ fn the_landing_page_table_from_the_three_recorded_runs() {
     let server = row(&doc, "output_tokens_per_s_server");
     assert_eq!(
         texts(&server),
-        ["509.7 over 62.8 s", "642.1 over 49.8 s", "994.9 over 32.2 s"]
+        [
+            "509.7 over 62.8 s",
+            "642.1 over 49.8 s",
+            "994.9 over 32.2 s"
+        ]
     );
     assert_eq!(texts(&row(&doc, "client_server")), ["agree"; 3]);
     // The other rows the issue names.
-    assert_eq!(texts(&row(&doc, "block_size")), ["16 tokens", "1 token", "32 tokens"]);
-    assert_eq!(texts(&row(&doc, "kv_pool_blocks")), ["2,021", "32,096", "1,180"]);
+    assert_eq!(
+        texts(&row(&doc, "block_size")),
+        ["16 tokens", "1 token", "32 tokens"]
+    );
+    assert_eq!(
+        texts(&row(&doc, "kv_pool_blocks")),
+        ["2,021", "32,096", "1,180"]
+    );
     assert_eq!(texts(&row(&doc, "requested")), ["32"; 3]);
     assert_eq!(texts(&row(&doc, "finished")), ["32"; 3]);
     assert_eq!(texts(&row(&doc, "failed")), ["0"; 3]);
@@ -154,10 +162,7 @@ fn the_landing_page_table_from_the_three_recorded_runs() {
         texts(&row(&doc, "engine")),
         ["vLLM 0.30.0", "SGLang", "TensorRT-LLM 1.3.0rc29"]
     );
-    assert_eq!(
-        texts(&row(&doc, "T8")),
-        ["Pass", "Tripwire failed", "Pass"]
-    );
+    assert_eq!(texts(&row(&doc, "T8")), ["Pass", "Tripwire failed", "Pass"]);
 
     // Differences that matter are flagged and read, with percentages from the values.
     let flag = |key: &str, field: &str| {
@@ -171,7 +176,10 @@ fn the_landing_page_table_from_the_three_recorded_runs() {
     };
     assert_eq!(flag("kv_pool_tokens", "matters"), Json::Bool(true));
     assert_eq!(flag("model", "differs"), Json::Bool(false));
-    assert_eq!(flag("output_tokens_per_s_server", "matters"), Json::Bool(false));
+    assert_eq!(
+        flag("output_tokens_per_s_server", "matters"),
+        Json::Bool(false)
+    );
     let reading = flag("output_tokens_per_s_client", "reading");
     let reading = reading.as_str().unwrap();
     // 799 / 1274.0 = 0.627: 37% fewer; 1389.2 / 1274.0 = 1.090: 9.0% more.
@@ -188,10 +196,16 @@ fn the_landing_page_table_from_the_three_recorded_runs() {
             .to_string()
     };
     for (label, want) in [
-        ("KV pool ", ["32,336 tokens", "32,096 tokens", "37,760 tokens"]),
+        (
+            "KV pool ",
+            ["32,336 tokens", "32,096 tokens", "37,760 tokens"],
+        ),
         ("Most running at once", ["32", "29", "32"]),
         ("Output tokens/s, load tool", ["1,274", "799", "1,389"]),
-        ("Client and server counts agree", ["agree", "agree", "agree"]),
+        (
+            "Client and server counts agree",
+            ["agree", "agree", "agree"],
+        ),
     ] {
         let l = line(label);
         let mut at = 0;
@@ -225,7 +239,10 @@ fn baseline_exits_1_when_t8_went_from_pass_to_fail_and_0_on_identical_runs() {
         .find(|l| l.starts_with("REGRESSION") && l.contains("T8 concurrency-not-reached"))
         .unwrap_or_else(|| panic!("T8 named in\n{out}"));
     assert!(regression.contains("pass on") && regression.contains("tripwire failed on"));
-    assert!(out.contains("Most running at once fell 9.4% from 32 to 29"), "{out}");
+    assert!(
+        out.contains("Most running at once fell 9.4% from 32 to 29"),
+        "{out}"
+    );
 
     // The same pair the other way round is no regression on T8 (a failure that passes).
     let o = run(&[
@@ -248,7 +265,12 @@ fn baseline_exits_1_when_t8_went_from_pass_to_fail_and_0_on_identical_runs() {
     // Two identical runs.
     let a = copy_dir(&root.join("vllm-0.30/qwen3-8b-start1"), "same-a");
     let b = copy_dir(&root.join("vllm-0.30/qwen3-8b-start1"), "same-b");
-    let o = run(&["compare", "--baseline", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let o = run(&[
+        "compare",
+        "--baseline",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("No regression"));
 }
@@ -314,7 +336,11 @@ fn an_unusable_run_exits_2_and_a_named_engine_refuses_mismatches() {
         "vllm",
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("refusing to mix engines"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("refusing to mix engines"),
+        "{}",
+        stderr(&o)
+    );
 
     // A run with a damaged file is still compared; the status says an input was unusable.
     let broken = copy_dir(&vllm, "broken");
@@ -331,16 +357,40 @@ fn an_unusable_run_exits_2_and_a_named_engine_refuses_mismatches() {
 
 /// Jenkins' junit-10.xsd as rules: for each element, its required and optional
 /// attributes and the elements it may hold.
-fn xsd_rule(name: &str) -> Option<(&'static [&'static str], &'static [&'static str], &'static [&'static str])> {
+fn xsd_rule(
+    name: &str,
+) -> Option<(
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+)> {
     Some(match name {
-        "testsuites" => (&[], &["name", "time", "tests", "failures", "errors"], &["testsuite"]),
+        "testsuites" => (
+            &[],
+            &["name", "time", "tests", "failures", "errors"],
+            &["testsuite"],
+        ),
         "testsuite" => (
             &["name", "tests", "failures", "errors"],
             &[
-                "group", "time", "skipped", "timestamp", "hostname", "id", "package", "file",
-                "log", "url",
+                "group",
+                "time",
+                "skipped",
+                "timestamp",
+                "hostname",
+                "id",
+                "package",
+                "file",
+                "log",
+                "url",
             ],
-            &["testsuite", "properties", "testcase", "system-out", "system-err"],
+            &[
+                "testsuite",
+                "properties",
+                "testcase",
+                "system-out",
+                "system-err",
+            ],
         ),
         "properties" => (&[], &[], &["property"]),
         "property" => (&["name", "value"], &[], &[]),
@@ -398,7 +448,10 @@ fn check_node(n: roxmltree::Node<'_, '_>) {
             );
             check_node(c);
         } else if c.is_text() && !children.is_empty() {
-            assert!(c.text().unwrap_or("").trim().is_empty(), "text inside <{name}>");
+            assert!(
+                c.text().unwrap_or("").trim().is_empty(),
+                "text inside <{name}>"
+            );
         }
     }
     if name == "testcase" {
@@ -457,12 +510,19 @@ fn junit_output_is_valid_and_has_one_testcase_per_tripwire_result() {
         xml_path.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1), "T8 fails: {}", stderr(&o));
-    assert!(stdout(&o).contains("TRIPWIRE-FAILED"), "the text still goes to the terminal");
+    assert!(
+        stdout(&o).contains("TRIPWIRE-FAILED"),
+        "the text still goes to the terminal"
+    );
     let xml = std::fs::read_to_string(&xml_path).unwrap();
     let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
     check_node(doc.root_element());
     assert_eq!(doc.root_element().tag_name().name(), "testsuites");
-    let suites: Vec<_> = doc.root_element().children().filter(|c| c.is_element()).collect();
+    let suites: Vec<_> = doc
+        .root_element()
+        .children()
+        .filter(|c| c.is_element())
+        .collect();
     assert_eq!(suites.len(), 1);
     let cases = testcases(suites[0]);
     assert_eq!(cases.len(), checks.len(), "{cases:?}");
@@ -474,7 +534,10 @@ fn junit_output_is_valid_and_has_one_testcase_per_tripwire_result() {
             "unknown" | "not_applicable" => Some("skipped"),
             _ => None,
         };
-        let got = cases.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("{name}"));
+        let got = cases
+            .iter()
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("{name}"));
         assert_eq!(got.1.as_deref(), want, "{name}");
     }
     // The failure carries the message and the evidence.
@@ -482,9 +545,15 @@ fn junit_output_is_valid_and_has_one_testcase_per_tripwire_result() {
         .descendants()
         .find(|n| n.attribute("name") == Some("T8 concurrency-not-reached"))
         .unwrap();
-    let failure = t8.children().find(|c| c.tag_name().name() == "failure").unwrap();
+    let failure = t8
+        .children()
+        .find(|c| c.tag_name().name() == "failure")
+        .unwrap();
     assert_eq!(failure.attribute("type"), Some("tripwire-failed"));
-    assert!(failure.attribute("message").unwrap().contains("never ran more than 29"));
+    assert!(failure
+        .attribute("message")
+        .unwrap()
+        .contains("never ran more than 29"));
     assert!(failure.text().unwrap().contains("peak_running: 29"));
     // The warning passes, with the warning in its output; under --strict it fails.
     let t9 = doc
@@ -492,7 +561,13 @@ fn junit_output_is_valid_and_has_one_testcase_per_tripwire_result() {
         .find(|n| n.attribute("name") == Some("T9 falling-ceiling"))
         .unwrap();
     assert!(t9.children().any(|c| c.tag_name().name() == "system-out"));
-    let o = run(&["analyze", dir.to_str().unwrap(), "--format", "junit", "--strict"]);
+    let o = run(&[
+        "analyze",
+        dir.to_str().unwrap(),
+        "--format",
+        "junit",
+        "--strict",
+    ]);
     let strict = stdout(&o);
     let doc = roxmltree::Document::parse(&strict).expect("junit on stdout alone");
     check_node(doc.root_element());
@@ -500,7 +575,10 @@ fn junit_output_is_valid_and_has_one_testcase_per_tripwire_result() {
         .descendants()
         .find(|n| n.attribute("name") == Some("T9 falling-ceiling"))
         .unwrap();
-    let failure = t9.children().find(|c| c.tag_name().name() == "failure").unwrap();
+    let failure = t9
+        .children()
+        .find(|c| c.tag_name().name() == "failure")
+        .unwrap();
     assert_eq!(failure.attribute("type"), Some("warning"));
 }
 
@@ -523,8 +601,15 @@ fn junit_of_a_comparison_has_a_suite_per_run_and_one_for_the_baseline() {
     let xml = stdout(&o);
     let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
     check_node(doc.root_element());
-    let suites: Vec<_> = doc.root_element().children().filter(|c| c.is_element()).collect();
-    let names: Vec<&str> = suites.iter().map(|s| s.attribute("name").unwrap()).collect();
+    let suites: Vec<_> = doc
+        .root_element()
+        .children()
+        .filter(|c| c.is_element())
+        .collect();
+    let names: Vec<&str> = suites
+        .iter()
+        .map(|s| s.attribute("name").unwrap())
+        .collect();
     assert_eq!(
         names,
         [
@@ -556,7 +641,14 @@ fn a_hostile_title_and_control_characters_stay_well_formed_xml() {
     };
     let dir = copy_dir(&root.join("vllm-0.30/qwen3-8b-start1"), "hostile");
     let title = "</testsuite><x a=\"1\"> & \u{1} \u{7}";
-    let o = run(&["analyze", dir.to_str().unwrap(), "--title", title, "--format", "junit"]);
+    let o = run(&[
+        "analyze",
+        dir.to_str().unwrap(),
+        "--title",
+        title,
+        "--format",
+        "junit",
+    ]);
     let xml = stdout(&o);
     let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
     check_node(doc.root_element());
@@ -591,7 +683,9 @@ fn github_format_annotates_failures_warnings_and_cant_tell() {
     ));
     // The runner reads %25 as %.
     assert!(commands.iter().any(|c| c.contains("3.1%25 to 3.3%25")));
-    assert!(commands.iter().any(|c| c.starts_with("::warning title=T9 falling-ceiling")));
+    assert!(commands
+        .iter()
+        .any(|c| c.starts_with("::warning title=T9 falling-ceiling")));
     assert_eq!(commands.len(), 2, "{out}");
     // The text follows for the log.
     assert!(out.contains("[ T8] TRIPWIRE-FAILED"));

@@ -8,6 +8,7 @@
 
 mod align;
 mod baseline;
+mod overlay;
 mod reading;
 mod rows;
 
@@ -19,6 +20,7 @@ use crate::verdict::Status;
 
 pub use align::{load_start, Alignment};
 pub use baseline::{Baseline, Regression, Tolerance};
+pub use overlay::{overlays, Overlay, OverlaySeries};
 pub use rows::Kind;
 
 /// The schema tag of `inferlint compare --json`.

@@ -5,7 +5,7 @@
 
 use super::rows::{Kind, Spec};
 use super::{Run, RATE_TOLERANCE};
-use crate::num::{fixed, thousands};
+use crate::num::{fixed, plural, thousands};
 use crate::verdict::Status;
 
 /// The runs do not all show the same (a run that cannot tell counts as different).
@@ -25,7 +25,7 @@ pub(super) fn matters(spec: &Spec) -> bool {
         return false;
     }
     match spec.kind {
-        Kind::Identity => false,
+        Kind::Identity | Kind::Context => false,
         Kind::Setting => present.iter().any(|c| c.text != present[0].text),
         Kind::Pool | Kind::Count => present.iter().any(|c| c.value != present[0].value),
         Kind::Rate => {
@@ -36,7 +36,14 @@ pub(super) fn matters(spec: &Spec) -> bool {
                     .any(|&b| relative(a, b).abs() > RATE_TOLERANCE)
             })
         }
-        Kind::Status => present.iter().any(|c| c.status != present[0].status),
+        // "Does not apply" follows from the engine: not a difference in how the run went.
+        Kind::Status => {
+            let applies: Vec<_> = present
+                .iter()
+                .filter(|c| c.status != Some(Status::NotApplicable))
+                .collect();
+            applies.iter().any(|c| c.status != applies[0].status)
+        }
     }
 }
 
@@ -108,8 +115,9 @@ fn number_clause(spec: &Spec, runs: &[Run<'_>], r: usize, i: usize, x: f64, y: f
     };
     match (spec.key.as_str(), spec.kind) {
         ("kv_pool_tokens" | "kv_pool_blocks", _) => {
+            let same_engine = runs[r].report.engine == runs[i].report.engine;
             let flags = match (&runs[r].report.facts, &runs[i].report.facts) {
-                (Some(fa), Some(fb)) => match fa.same_flags(fb) {
+                (Some(fa), Some(fb)) if same_engine => match fa.same_flags(fb) {
                     Some(true) => ", from the same flags",
                     Some(false) => ", with other flags",
                     None => "",
@@ -138,11 +146,19 @@ fn number_clause(spec: &Spec, runs: &[Run<'_>], r: usize, i: usize, x: f64, y: f
                 thousands(x)
             )
         }
-        ("evictions", _) => format!(
-            "{b_label} evicted {} running requests, {a_label} {}",
-            thousands(y),
-            thousands(x)
-        ),
+        ("evictions", _) => {
+            let word = |run: &Run<'_>| {
+                run.report
+                    .engine
+                    .unwrap_or(crate::engine::Engine::Vllm)
+                    .eviction_word()
+            };
+            format!(
+                "{b_label}: {} against {} on {a_label}",
+                plural(y, word(&runs[i])),
+                plural(x, word(&runs[r]))
+            )
+        }
         (_, Kind::Rate) => {
             let what = if by.is_empty() {
                 format!("{} {}", thousands(y), spec.unit)
@@ -163,8 +179,7 @@ fn number_clause(spec: &Spec, runs: &[Run<'_>], r: usize, i: usize, x: f64, y: f
     }
 }
 
-/// "Tripwire failed on B; Pass on A and C": the runs grouped by status, in the order of
-/// their first run.
+/// "Tripwire failed: B; Pass: A and C": the runs grouped by status, the worse first.
 fn status_reading(spec: &Spec, runs: &[Run<'_>]) -> String {
     let mut groups: Vec<(Option<Status>, Vec<&str>)> = Vec::new();
     for (cell, run) in spec.cells.iter().zip(runs) {
@@ -182,7 +197,7 @@ fn status_reading(spec: &Spec, runs: &[Run<'_>]) -> String {
                 Some(s) => s.report_label().to_string(),
                 None => "Not checked".to_string(),
             };
-            format!("{what} on {}", and_list(labels))
+            format!("{what}: {}", and_list(labels))
         })
         .collect::<Vec<_>>()
         .join("; ")

@@ -28,6 +28,10 @@ pub enum Kind {
     Count,
     /// A rate: matters beyond [`super::RATE_TOLERANCE`].
     Rate,
+    /// Shown for context, never judged: a figure that differs for reasons of its own
+    /// (the pool in blocks and the block size across engines; the server's rate over the
+    /// whole recording, idle time included).
+    Context,
     /// A tripwire's status: any change matters.
     Status,
 }
@@ -113,7 +117,7 @@ pub(super) fn specs(runs: &[Run<'_>]) -> Vec<Spec> {
         spec(
             "kv_pool_blocks",
             "KV pool in blocks",
-            Kind::Pool,
+            Kind::Context,
             "blocks",
             runs,
             |r| kv_blocks(r).map_or_else(Cell::absent, |b| Cell::number(b, thousands(b))),
@@ -121,7 +125,7 @@ pub(super) fn specs(runs: &[Run<'_>]) -> Vec<Spec> {
         spec(
             "block_size",
             "Block size",
-            Kind::Setting,
+            Kind::Context,
             "tokens",
             runs,
             |r| {
@@ -181,7 +185,7 @@ pub(super) fn specs(runs: &[Run<'_>]) -> Vec<Spec> {
         spec(
             "output_tokens_per_s_server",
             "Output tokens/s, server counter",
-            Kind::Rate,
+            Kind::Context,
             "output tokens/s",
             runs,
             |r| match (

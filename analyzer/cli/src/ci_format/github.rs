@@ -64,10 +64,10 @@ mod tests {
 
     #[test]
     fn data_and_properties_are_escaped_as_the_runner_reads_them() {
-        assert_eq!(escape_data("50% of a\r\nb: c, d"), "50%25 of a%0D%0Ab: c, d");
         assert_eq!(
-            escape_property("T8 x: y, 5%\n"),
-            "T8 x%3A y%2C 5%25%0A"
+            escape_data("50% of a\r\nb: c, d"),
+            "50%25 of a%0D%0Ab: c, d"
         );
+        assert_eq!(escape_property("T8 x: y, 5%\n"), "T8 x%3A y%2C 5%25%0A");
     }
 }

@@ -17,8 +17,9 @@ use super::{Outcome, Suite};
 /// `s` with every character XML 1.0 does not allow (C0 controls other than tab, line
 /// feed and carriage return; U+FFFE and U+FFFF) replaced by U+FFFD.
 pub fn xml_text(s: &str) -> Cow<'_, str> {
-    let allowed =
-        |c: char| matches!(c, '\t' | '\n' | '\r') || !(c < ' ' || c == '\u{FFFE}' || c == '\u{FFFF}');
+    let allowed = |c: char| {
+        matches!(c, '\t' | '\n' | '\r') || !(c < ' ' || c == '\u{FFFE}' || c == '\u{FFFF}')
+    };
     if s.chars().all(allowed) {
         Cow::Borrowed(s)
     } else {
@@ -160,7 +161,10 @@ mod tests {
     #[test]
     fn forbidden_characters_are_replaced_and_the_rest_kept() {
         assert_eq!(xml_text("a\tb\nc\r"), "a\tb\nc\r");
-        assert_eq!(xml_text("bell\u{7} nul\u{0} \u{FFFF}"), "bell\u{FFFD} nul\u{FFFD} \u{FFFD}");
+        assert_eq!(
+            xml_text("bell\u{7} nul\u{0} \u{FFFF}"),
+            "bell\u{FFFD} nul\u{FFFD} \u{FFFD}"
+        );
         assert!(matches!(xml_text("plain – text"), Cow::Borrowed(_)));
     }
 }

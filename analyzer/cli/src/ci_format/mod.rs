@@ -209,11 +209,7 @@ pub fn baseline_suite(b: &Baseline, new: &Report, new_input: &RunInput) -> Suite
         ("output_tokens_per_s", "output tokens/s"),
         ("peak_running", "most running at once"),
     ] {
-        let not_compared = b
-            .not_compared
-            .iter()
-            .find(|n| n.starts_with(what))
-            .cloned();
+        let not_compared = b.not_compared.iter().find(|n| n.starts_with(what)).cloned();
         let outcome = match (regression(key), not_compared) {
             (Some(r), _) => failed(r),
             (None, Some(why)) => Outcome::Skipped {
@@ -224,7 +220,10 @@ pub fn baseline_suite(b: &Baseline, new: &Report, new_input: &RunInput) -> Suite
         };
         cases.push(Case {
             classname: classname.clone(),
-            name: format!("{what} within {}%", analyzer::num::shortest(b.tolerance_pct)),
+            name: format!(
+                "{what} within {}%",
+                analyzer::num::shortest(b.tolerance_pct)
+            ),
             outcome,
             file: None,
         });

@@ -94,7 +94,12 @@ pub fn compare(args: CompareArgs) -> Result<i32, Exit> {
     };
 
     if let Some(path) = &args.html {
-        let html = page::page(&comparison, &runs_for_page(&runs, &opts), args.baseline, tolerance);
+        let html = page::page(
+            &comparison,
+            &runs_for_page(&runs, &opts),
+            args.baseline,
+            tolerance,
+        );
         ci_format::write_file(path, &html)?;
         eprintln!("inferlint: wrote {}", path.display());
     }

@@ -73,7 +73,11 @@ fn static_page(c: &Comparison, title: &str) -> String {
         .iter()
         .filter_map(|r| {
             r.reading.as_ref().map(|t| {
-                format!("<li><b>{}</b>: {}</li>", escape_html(&r.label), escape_html(t))
+                format!(
+                    "<li><b>{}</b>: {}</li>",
+                    escape_html(&r.label),
+                    escape_html(t)
+                )
             })
         })
         .collect();

@@ -63,7 +63,12 @@ pub fn lines(c: &Comparison, colour: bool) -> Vec<String> {
             .zip(&col_w)
             .map(|(cell, &w)| pad(&cell.text, w))
             .collect();
-        let line = format!("{} {}  {}", mark(r), pad(&r.label, label_w), cells.join("  "));
+        let line = format!(
+            "{} {}  {}",
+            mark(r),
+            pad(&r.label, label_w),
+            cells.join("  ")
+        );
         let line = line.trim_end().to_string();
         out.push(match (colour, r.matters) {
             (true, true) => format!("{YELLOW}{line}{RESET}"),
