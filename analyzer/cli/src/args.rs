@@ -109,8 +109,9 @@ tolerance.
 a failed tripwire is a <failure>; a warning passes (it is in the testcase's <system-out>)
 unless --strict, where it is a <failure>, matching the exit status; \"can't tell\" and
 \"does not apply\" are <skipped> with the reason; an unusable file is an <error>. With
---baseline one more suite holds the regressions. --format github prints ::error,
-::warning and ::notice workflow commands, then the text.
+--baseline the one suite is the baseline's: each tripwire of the new run and each figure,
+a <failure> where it regressed. --format github prints ::error, ::warning and ::notice
+workflow commands for the same cases, then the text.
 
 Exit status: 2 when a run cannot be analyzed; with --baseline, 1 when the second run is
 worse; otherwise 2 when a run has an unusable file; otherwise 0. Without --baseline a

@@ -7,7 +7,9 @@
 //! as ESLint and ruff report warnings as failures only when they fail the build); "can't
 //! tell" and "does not apply" are skipped with the reason, as GitLab, Jenkins and the
 //! GitHub test-report actions list skipped cases with their message; an unusable input
-//! file is an error. Under `compare --baseline` one more suite holds the regressions.
+//! file is an error. Under `compare --baseline` the one suite is the baseline's: each
+//! tripwire of the new run and each figure, failing where it regressed (the failures of
+//! the old run, or those both runs share, are not what its exit status judges).
 
 mod github;
 mod junit;
@@ -110,6 +112,15 @@ fn verdict_file(input: &RunInput, c: &CheckResult) -> Option<String> {
     }
 }
 
+/// "Does not apply to <engine>: why", without saying it twice when the message does.
+fn not_applicable(engine: Engine, message: &str) -> String {
+    let head = format!("does not apply to {}", engine.display());
+    match message.strip_prefix(&head) {
+        Some(rest) => format!("Does not apply to {}{rest}", engine.display()),
+        None => format!("Does not apply to {}: {message}", engine.display()),
+    }
+}
+
 /// One run's results as a suite named `label`.
 pub fn run_suite(
     label: &str,
@@ -148,7 +159,7 @@ pub fn run_suite(
                     cant_tell: true,
                 },
                 Status::NotApplicable => Outcome::Skipped {
-                    message: format!("Does not apply to {}: {}", engine.display(), c.message),
+                    message: not_applicable(engine, &c.message),
                     cant_tell: false,
                 },
                 Status::Pass => Outcome::Passed { warning: None },

@@ -134,10 +134,17 @@ pub fn compare(args: CompareArgs) -> Result<i32, Exit> {
     })
 }
 
-/// Each run's suite, then the baseline's.
+/// Each run's suite; under `--baseline`, the baseline's alone, so the red cases are
+/// exactly what makes the exit status 1.
 fn suites(runs: &[Analyzed], c: &Comparison, strict: bool) -> Vec<Suite> {
-    let mut out: Vec<Suite> = runs
-        .iter()
+    if let (Some(b), Some(new)) = (&c.baseline, runs.last()) {
+        return vec![ci_format::baseline_suite(
+            b,
+            &new.analysis.report,
+            &new.input,
+        )];
+    }
+    runs.iter()
         .map(|r| {
             ci_format::run_suite(
                 &r.label,
@@ -147,15 +154,7 @@ fn suites(runs: &[Analyzed], c: &Comparison, strict: bool) -> Vec<Suite> {
                 strict,
             )
         })
-        .collect();
-    if let (Some(b), Some(new)) = (&c.baseline, runs.last()) {
-        out.push(ci_format::baseline_suite(
-            b,
-            &new.analysis.report,
-            &new.input,
-        ));
-    }
-    out
+        .collect()
 }
 
 /// The runs as the page carries them: their files and options, by label.
