@@ -228,3 +228,37 @@ impl Baseline {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tolerances_read_as_percentages() {
+        assert_eq!(Tolerance::parse_percent("5%"), Ok(0.05));
+        assert_eq!(Tolerance::parse_percent(" 12.5 "), Ok(0.125));
+        assert!(Tolerance::parse_percent("-1%").is_err());
+        assert!(Tolerance::parse_percent("lots").is_err());
+        let t = Tolerance {
+            fraction: 0.05,
+            strict: false,
+        };
+        assert_eq!(t.percent(), 5.0);
+    }
+
+    #[test]
+    fn a_figure_regresses_only_beyond_the_tolerance() {
+        let t = Tolerance::default();
+        let show = |v: f64| thousands(v);
+        assert!(figure("k", "Rate", 100.0, 95.0, t, show).is_none());
+        let r = figure("k", "Rate", 100.0, 94.0, t, show).unwrap();
+        assert_eq!(
+            r.reason,
+            "Rate fell 6.0% from 100 to 94, beyond the 5% tolerance"
+        );
+        assert!(
+            figure("k", "Rate", 100.0, 150.0, t, show).is_none(),
+            "a rise is no regression"
+        );
+    }
+}

@@ -210,3 +210,17 @@ fn and_list(items: &[&str]) -> String {
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentages_round_to_what_a_reader_needs() {
+        assert_eq!(percent(relative(32336.0, 47888.0)), "48%");
+        assert_eq!(percent(relative(1274.0, 1389.2)), "9.0%");
+        assert_eq!(percent(relative(32336.0, 32096.0)), "0.7%");
+        assert!(relative(0.0, 3.0).is_infinite());
+        assert_eq!(relative(3.0, 3.0), 0.0);
+    }
+}
