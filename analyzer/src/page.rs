@@ -59,7 +59,7 @@ fn splice_data(template: &str, data: &str, title: &str) -> Result<String, Splice
     let head = with_title(&template[..start], title);
     let mut out = String::with_capacity(head.len() + data.len() + template.len() - end);
     out.push_str(&head);
-    out.push_str(&data);
+    out.push_str(data);
     out.push_str(&template[end..]);
     Ok(out)
 }

@@ -96,7 +96,7 @@ pub(super) fn regressions(old: Run<'_>, new: Run<'_>, tol: Tolerance) -> Baselin
                 x,
                 y,
                 tol,
-                |v| thousands(v),
+                thousands,
             ) {
                 out.push(r);
             }
@@ -114,7 +114,7 @@ pub(super) fn regressions(old: Run<'_>, new: Run<'_>, tol: Tolerance) -> Baselin
                 x as f64,
                 y as f64,
                 tol,
-                |v| thousands(v),
+                thousands,
             ) {
                 out.push(r);
             }
@@ -249,7 +249,7 @@ mod tests {
     #[test]
     fn a_figure_regresses_only_beyond_the_tolerance() {
         let t = Tolerance::default();
-        let show = |v: f64| thousands(v);
+        let show = thousands;
         assert!(figure("k", "Rate", 100.0, 95.0, t, show).is_none());
         let r = figure("k", "Rate", 100.0, 94.0, t, show).unwrap();
         assert_eq!(
