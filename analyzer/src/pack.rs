@@ -15,6 +15,9 @@
 //! ```
 //! Roles: `boot_log` (repeated, in order), `before`, `after`, `series`, `bench`,
 //! `load_log`, `manifest`, `gate`, `probe`, `teardown`.
+//!
+//! A comparison page carries several runs as `inferlint.packs/1` ([`Packs`]): the same
+//! run objects in a `runs` list, each with its column label. [`decode_any`] reads both.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
@@ -103,11 +106,22 @@ pub fn encode(p: &Pack) -> String {
     let mut out = String::new();
     out.push_str("{\"format\":");
     out.push_str(&json_string(FORMAT));
-    if let Some(ms) = p.generated_ms.filter(|m| m.is_finite()) {
+    push_generated(&mut out, p.generated_ms);
+    out.push(',');
+    push_run(&mut out, p);
+    out.push('}');
+    out
+}
+
+fn push_generated(out: &mut String, generated_ms: Option<f64>) {
+    if let Some(ms) = generated_ms.filter(|m| m.is_finite()) {
         out.push_str(&format!(",\"generated_ms\":{}", ms.trunc() as i64));
     }
-    out.push_str(",\"options\":{");
-    for (i, (k, v)) in p.options.iter().enumerate() {
+}
+
+fn push_options(out: &mut String, options: &[(String, String)]) {
+    out.push_str("\"options\":{");
+    for (i, (k, v)) in options.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
@@ -115,7 +129,13 @@ pub fn encode(p: &Pack) -> String {
         out.push(':');
         out.push_str(&json_string(v));
     }
-    out.push_str("},\"files\":[");
+    out.push('}');
+}
+
+/// A run's `"options":{…},"files":[…]`.
+fn push_run(out: &mut String, p: &Pack) {
+    push_options(out, &p.options);
+    out.push_str(",\"files\":[");
     for (i, f) in p.files.iter().enumerate() {
         if i > 0 {
             out.push(',');
@@ -141,8 +161,7 @@ pub fn encode(p: &Pack) -> String {
         }
         out.push('}');
     }
-    out.push_str("]}");
-    out
+    out.push(']');
 }
 
 /// Reads a pack's JSON text (as `pack::encode` writes it).
@@ -152,13 +171,12 @@ pub fn decode(text: &str) -> Result<Pack, String> {
     if format != Some(FORMAT) && format != Some(FORMAT_BEFORE) {
         return Err(format!("the embedded run is not in the {} format", FORMAT));
     }
-    let options = doc
-        .get("options")
-        .and_then(Json::as_object)
-        .unwrap_or(&[])
-        .iter()
-        .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-        .collect();
+    Ok(run_of(&doc, doc.get("generated_ms").and_then(Json::as_f64)))
+}
+
+/// A run's options and files from its JSON object.
+fn run_of(doc: &Json, generated_ms: Option<f64>) -> Pack {
+    let options = options_of(doc);
     let mut files = Vec::new();
     for f in doc.get("files").and_then(Json::as_array).unwrap_or(&[]) {
         let s = |k: &str| f.get(k).and_then(Json::as_str).map(str::to_string);
@@ -177,11 +195,104 @@ pub fn decode(text: &str) -> Result<Pack, String> {
             evidence_path: s("evidence_path"),
         });
     }
-    Ok(Pack {
-        generated_ms: doc.get("generated_ms").and_then(Json::as_f64),
+    Pack {
+        generated_ms,
         options,
         files,
-    })
+    }
+}
+
+fn options_of(doc: &Json) -> Vec<(String, String)> {
+    doc.get("options")
+        .and_then(Json::as_object)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+        .collect()
+}
+
+/// The format tag of several runs carried together (a comparison page).
+pub const FORMAT_MANY: &str = "inferlint.packs/1";
+
+/// Several runs carried together: each with its column label, plus the comparison's own
+/// options (`baseline`: the first run is the baseline of the second; `tolerance` in
+/// percent).
+///
+/// ```text
+/// {"format": "inferlint.packs/1", "generated_ms": 1764480000000,
+///  "options": {"baseline": "1", "tolerance": "5"},
+///  "runs": [{"label": "old", "options": {…}, "files": […]},
+///           {"label": "new", "options": {…}, "files": […]}]}
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Packs {
+    pub generated_ms: Option<f64>,
+    pub options: Vec<(String, String)>,
+    /// (label, run); each run's own `generated_ms` is not written.
+    pub runs: Vec<(String, Pack)>,
+}
+
+impl Packs {
+    pub fn option(&self, key: &str) -> Option<&str> {
+        self.options
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Several runs as JSON text, as inert inside `<script>` as [`encode`]'s.
+pub fn encode_many(p: &Packs) -> String {
+    let mut out = String::new();
+    out.push_str("{\"format\":");
+    out.push_str(&json_string(FORMAT_MANY));
+    push_generated(&mut out, p.generated_ms);
+    out.push(',');
+    push_options(&mut out, &p.options);
+    out.push_str(",\"runs\":[");
+    for (i, (label, run)) in p.runs.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("\n{\"label\":");
+        out.push_str(&json_string(label));
+        out.push(',');
+        push_run(&mut out, run);
+        out.push('}');
+    }
+    out.push_str("]}");
+    out
+}
+
+/// What a page carries: one run, or several to compare.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Carried {
+    One(Pack),
+    Many(Packs),
+}
+
+/// Reads either form: a single run ([`encode`]) or several ([`encode_many`]).
+pub fn decode_any(text: &str) -> Result<Carried, String> {
+    let doc = json::parse(text).map_err(|e| format!("the embedded run is damaged: {e:?}"))?;
+    if doc.get("format").and_then(Json::as_str) != Some(FORMAT_MANY) {
+        return decode(text).map(Carried::One);
+    }
+    let generated_ms = doc.get("generated_ms").and_then(Json::as_f64);
+    let runs = doc
+        .get("runs")
+        .and_then(Json::as_array)
+        .unwrap_or(&[])
+        .iter()
+        .map(|r| {
+            let label = r.get("label").and_then(Json::as_str).unwrap_or("run");
+            (label.to_string(), run_of(r, generated_ms))
+        })
+        .collect();
+    Ok(Carried::Many(Packs {
+        generated_ms,
+        options: options_of(&doc),
+        runs,
+    }))
 }
 
 /// The analyzer's inputs and options from a pack.
@@ -315,6 +426,49 @@ mod tests {
         let s = json_string("</script><!-- <img src=x onerror=alert(1)> & \u{2028}");
         assert!(!s.contains('<') && !s.contains('>') && !s.contains('&'));
         assert!(!s.contains('\u{2028}'));
+    }
+
+    fn small_run(name: &str) -> Pack {
+        Pack {
+            generated_ms: None,
+            options: vec![("requested".to_string(), "32".to_string())],
+            files: vec![PackedFile {
+                role: "boot_log".to_string(),
+                name: format!("{name}/boot.log"),
+                bytes: Ok(b"INFO </script> & <!--\n".to_vec()),
+                evidence_path: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn several_runs_round_trip_and_one_run_still_reads() {
+        let many = Packs {
+            generated_ms: Some(1_764_480_000_000.0),
+            options: vec![("baseline".to_string(), "1".to_string())],
+            runs: vec![
+                ("old".to_string(), small_run("old")),
+                ("new </script>".to_string(), small_run("new")),
+            ],
+        };
+        let text = encode_many(&many);
+        assert!(!text.contains('<') && !text.contains('>') && !text.contains('&'));
+        let Carried::Many(back) = decode_any(&text).unwrap() else {
+            panic!("read as one run");
+        };
+        assert_eq!(back.option("baseline"), Some("1"));
+        assert_eq!(back.runs.len(), 2);
+        assert_eq!(back.runs[1].0, "new </script>");
+        // Each run takes the page's time of making.
+        let mut want = small_run("new");
+        want.generated_ms = many.generated_ms;
+        assert_eq!(back.runs[1].1, want);
+        let one = small_run("one");
+        assert_eq!(
+            decode_any(&encode(&one)).unwrap(),
+            Carried::One(one.clone())
+        );
+        assert!(decode(&text).is_err(), "several runs are not one");
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The one-file report page: a run spliced into the viewer page, and the one HTML escaper.
+//! The one-file report page: a run (or several, for a comparison) spliced into the viewer
+//! page, and the one HTML escaper.
 //!
 //! The viewer page (`www/index.html` as `cargo xtask viewer` inlines it) carries an empty
 //! run element, `<script type="application/json" id="inferlint-run"></script>`. Both
@@ -7,7 +8,7 @@
 //! on the tab through [`splice`], so the two pages cannot drift apart. Pure text: no file
 //! system, no clock.
 
-use crate::pack::{self, Pack};
+use crate::pack::{self, Pack, Packs};
 
 /// The `id` of the element that carries the run.
 pub const RUN_ID: &str = "inferlint-run";
@@ -43,12 +44,22 @@ pub fn escape_html(s: &str) -> String {
 /// replaced) and `title`, escaped, as the tab's title. The run's JSON is inert inside
 /// `<script>` (`pack::encode`), so no input can end the element early.
 pub fn splice(template: &str, run: &Pack, title: &str) -> Result<String, SpliceError> {
+    splice_data(template, &pack::encode(run), title)
+}
+
+/// The page `template` with several runs in its run element, as [`splice`] places one:
+/// the viewer opens it on the comparison of those runs.
+pub fn splice_many(template: &str, runs: &Packs, title: &str) -> Result<String, SpliceError> {
+    splice_data(template, &pack::encode_many(runs), title)
+}
+
+/// `data` (inert packed JSON) in the run element, `title` on the tab.
+fn splice_data(template: &str, data: &str, title: &str) -> Result<String, SpliceError> {
     let (start, end) = run_element(template).ok_or(SpliceError::NoRunElement)?;
     let head = with_title(&template[..start], title);
-    let data = pack::encode(run);
     let mut out = String::with_capacity(head.len() + data.len() + template.len() - end);
     out.push_str(&head);
-    out.push_str(&data);
+    out.push_str(data);
     out.push_str(&template[end..]);
     Ok(out)
 }
@@ -172,6 +183,32 @@ mod tests {
         assert!(!text.contains('<') && !text.contains('>'));
         assert!(page.contains(&format!("<title>{}</title>", escape_html(HOSTILE))));
         assert!(page.ends_with("<script type=\"module\">start()</script></body></html>"));
+    }
+
+    #[test]
+    fn several_runs_splice_inert_and_read_back() {
+        let runs = Packs {
+            generated_ms: None,
+            options: vec![("baseline".to_string(), "1".to_string())],
+            runs: vec![
+                (HOSTILE.to_string(), hostile_run()),
+                ("second".to_string(), Pack::default()),
+            ],
+        };
+        let page = splice_many(TEMPLATE, &runs, HOSTILE).unwrap();
+        for tag in ["<script", "</script>", "<img", "<!--"] {
+            assert_eq!(
+                page.matches(tag).count(),
+                TEMPLATE.matches(tag).count(),
+                "{tag}"
+            );
+        }
+        let Ok(pack::Carried::Many(back)) = pack::decode_any(embedded_run(&page).unwrap()) else {
+            panic!("several runs expected");
+        };
+        assert_eq!(back.runs.len(), 2);
+        assert_eq!(back.runs[0].0, HOSTILE);
+        assert_eq!(back.runs[0].1.files, hostile_run().files);
     }
 
     #[test]

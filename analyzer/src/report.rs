@@ -61,6 +61,9 @@ pub struct Report {
     pub rejected: Option<usize>,
     /// Base names of the files read.
     pub made_from: Vec<String>,
+    /// The load tool's own figures, when its result file was read (for comparing runs;
+    /// not written to `results.json`, whose layout is fixed).
+    pub bench: Option<BenchResult>,
 }
 
 /// What [`Report::build`] draws on.
@@ -220,6 +223,7 @@ impl Report {
             rejected,
             checks: inputs.checks,
             made_from,
+            bench: inputs.bench.cloned(),
         }
     }
 

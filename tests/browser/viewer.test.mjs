@@ -8,7 +8,9 @@
 // of fixtures/: the one-file report written by `inferlint analyze --html`, opened from
 // file://, shows the same verdicts (status and message of every result), tiles, limits and
 // facts as `inferlint analyze --json`, and every chart has pixels on its canvas. Then:
-// dropping a folder and picking one load it; a broken file gives a message naming it and
+// dropping a folder and picking one load it; dropping three folders (or picking a folder
+// of run folders, or opening `compare --html`) shows the same comparison as
+// `inferlint compare --json`, with one series per run in every overlaid chart; a broken file gives a message naming it and
 // still every other verdict; no network request is made; a hostile boot-log line and title
 // run nothing; the theme switch; the keyboard readout; the 24-hour recording's size and
 // time to first complete paint.
@@ -377,6 +379,146 @@ test("dropping files (a real DataTransfer) loads them", async () => {
     await t.page.waitForSelector("li.finding");
     await waitReady(t.page);
     await sameAsCommandLine(t.page, report, { messages: false });
+    noNetwork(t);
+  } finally {
+    await t.context.close();
+  }
+});
+
+// ---- several runs compared --------------------------------------------------------------
+
+const THREE = ["vllm-0.30/qwen3-8b-start1", "sglang-0.5/qwen3-8b", "trtllm-1.3/qwen3-8b"];
+
+/** `inferlint compare DIR… --json [--html OUT]`: the Comparison. */
+function compareJson(dirs, extra = []) {
+  const r = spawnSync(BIN, ["compare", ...dirs, "--json", ...extra], { encoding: "utf8", env: { ...process.env, TZ: "UTC" }, maxBuffer: 1 << 30 });
+  assert.ok(r.status === 0 || r.status === 1, `compare: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+/** Drops folders as Chromium delivers them: one item per folder, each a directory entry
+ * read through createReader().readEntries() in batches, each file through entry.file(). */
+async function dropFolders(page, folders) {
+  await page.evaluate((folders) => {
+    const toFile = (f) => new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name);
+    const items = folders.map(({ name, files }) => {
+      const fileEntry = (f) => ({ isFile: true, isDirectory: false, name: f.name, fullPath: `/${name}/${f.name}`, file: (ok) => setTimeout(() => ok(toFile(f)), 0) });
+      const dirEntry = {
+        isFile: false,
+        isDirectory: true,
+        name,
+        fullPath: `/${name}`,
+        createReader() {
+          const batches = [files.slice(0, 3).map(fileEntry), files.slice(3).map(fileEntry), []];
+          return { readEntries: (ok) => setTimeout(() => ok(batches.shift() || []), 0) };
+        },
+      };
+      return { kind: "file", type: "", webkitGetAsEntry: () => dirEntry, getAsFile: () => null };
+    });
+    const ev = new Event("drop", { bubbles: true, cancelable: true });
+    Object.defineProperty(ev, "dataTransfer", { value: { items, files: [], types: ["Files"] } });
+    document.getElementById("drop").dispatchEvent(ev);
+  }, folders);
+}
+
+/** The comparison table in the page: column labels and each row's cells, by key. */
+async function compareTable(page) {
+  const columns = await page.$$eval("table.compare th.run", (els) => els.map((e) => e.textContent.trim()));
+  const rows = await page.$$eval("table.compare tbody tr", (els) =>
+    Object.fromEntries(els.map((e) => [e.getAttribute("data-key"), { matters: e.getAttribute("data-matters") === "true", cells: [...e.querySelectorAll("td")].map((td) => td.textContent) }])),
+  );
+  return { columns, rows };
+}
+
+/** The page's table shows what `compare --json` says, and every overlaid chart has one
+ * series (and legend entry) per run, drawn. */
+async function sameComparison(page, cmp, runs) {
+  const { columns, rows } = await compareTable(page);
+  assert.equal(columns.length, runs, "one column per run");
+  for (const r of cmp.rows) {
+    assert.deepEqual(rows[r.key]?.cells, r.cells.map((c) => c.text), `row ${r.key}`);
+    assert.equal(rows[r.key].matters, r.matters, `row ${r.key} matters`);
+  }
+  const figs = await page.$$eval("figure.overlay", (els) =>
+    els.map((f) => ({
+      key: f.getAttribute("data-chart"),
+      series: Number(f.getAttribute("data-series")),
+      legend: f.querySelectorAll("li.legend-entry").length,
+    })),
+  );
+  assert.ok(figs.length >= 2, `overlaid charts: ${JSON.stringify(figs)}`);
+  for (const f of figs) {
+    assert.equal(f.series, runs, `${f.key}: one series per run`);
+    assert.equal(f.legend, runs, `${f.key}: one legend entry per run`);
+  }
+  await chartsDrawn(page, figs.length);
+}
+
+test("dropping three folders compares them: three columns, three series per chart", async (t0) => {
+  if (!THREE.every((r) => fs.existsSync(path.join(SHARED, r)))) return t0.skip("recorded runs not found");
+  const dirs = THREE.map((r) => copyRun(path.join(SHARED, r), `three/${r}`));
+  const cmp = compareJson(dirs);
+  const t = await open(PAGE);
+  try {
+    await dropFolders(
+      t.page,
+      dirs.map((d, i) => ({ name: THREE[i].replace("/", "_"), files: filesOf(d).filter((f) => f.name !== "report.html" && f.name !== "results.json") })),
+    );
+    await t.page.waitForSelector("table.compare");
+    await waitReady(t.page);
+    await sameComparison(t.page, cmp, 3);
+    // The landing page's figures, in the browser's own analysis.
+    const { rows } = await compareTable(t.page);
+    assert.deepEqual(rows.kv_pool_tokens.cells, ["32,336 tokens", "32,096 tokens", "37,760 tokens"]);
+    assert.deepEqual(rows.peak_running.cells, ["32", "29", "32"]);
+    assert.deepEqual(rows.output_tokens_per_s_client.cells, ["1,274", "799", "1,389"]);
+    assert.ok((await t.page.$$eval("#readings li", (e) => e.length)) > 0, "readings shown");
+    // Saved as one file, it opens on the same comparison.
+    const [download] = await Promise.all([t.page.waitForEvent("download"), t.page.click("#save")]);
+    const saved = path.join(WORK, "saved-compare.html");
+    await download.saveAs(saved);
+    const s = await open(saved);
+    try {
+      await sameComparison(s.page, cmp, 3);
+      noNetwork(s);
+    } finally {
+      await s.context.close();
+    }
+    noNetwork(t);
+  } finally {
+    await t.context.close();
+  }
+});
+
+test("compare --baseline --html opens on the comparison with its regressions", async (t0) => {
+  const pair = ["sglang-0.5/qwen3-8b-own-client", "sglang-0.5/qwen3-8b"];
+  if (!pair.every((r) => fs.existsSync(path.join(SHARED, r)))) return t0.skip("recorded runs not found");
+  const dirs = pair.map((r) => copyRun(path.join(SHARED, r), `baseline/${r}`));
+  const html = path.join(WORK, "compare.html");
+  const cmp = compareJson(dirs, ["--baseline", "--html", html]);
+  assert.ok(cmp.baseline.regressions.length > 0);
+  const t = await open(html);
+  try {
+    await sameComparison(t.page, cmp, 2);
+    const shown = await t.page.$$eval("#baseline li.regression", (els) => els.map((e) => e.getAttribute("data-key")));
+    assert.deepEqual(shown, cmp.baseline.regressions.map((r) => r.key));
+    noNetwork(t);
+  } finally {
+    await t.context.close();
+  }
+});
+
+test("picking a folder of run folders compares them", async (t0) => {
+  const pair = ["trtllm-1.3/qwen3-8b", "vllm-0.30/qwen3-8b-start1"];
+  if (!pair.every((r) => fs.existsSync(path.join(SHARED, r)))) return t0.skip("recorded runs not found");
+  const dirs = pair.map((r) => copyRun(path.join(SHARED, r), `parent/${r.replace("/", "_")}`));
+  const cmp = compareJson(dirs);
+  const t = await open(PAGE);
+  try {
+    await t.page.setInputFiles("#dir", path.join(WORK, "parent"));
+    await t.page.waitForSelector("table.compare");
+    await waitReady(t.page);
+    await sameComparison(t.page, cmp, 2);
     noNetwork(t);
   } finally {
     await t.context.close();

@@ -1,5 +1,6 @@
-//! The page: mounts the app on start with the run this file carries (if any), and lays
-//! out the bar, the drop box and the report of the run shown (`crate::sections`).
+//! The page: mounts the app on start with the run (or runs) this file carries, if any,
+//! and lays out the bar, the drop box and the report of the run shown or the comparison
+//! of the runs shown (`crate::sections`).
 
 use std::sync::Arc;
 
@@ -7,10 +8,10 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::dom::{document, request_ready};
-use crate::loading::{self, Loader};
+use crate::loading::{self, Loader, Shown};
 use crate::save::capture_template;
-use crate::sections::LoadedView;
-use crate::state::Loaded;
+use crate::sections::{CompareView, LoadedView};
+use crate::state::{Compared, Loaded};
 use crate::theme::{theme_signal, ThemeButton};
 
 /// Starts the page: analyzes the embedded run, if any, and mounts the app in `#app`.
@@ -24,8 +25,13 @@ pub fn start() {
         .and_then(|e| e.dyn_into().ok())
         .unwrap_or_else(|| document().body().expect("a body"));
     root.set_inner_html("");
+    let (one, many) = match initial {
+        Some(Shown::One(l)) => (Some(Arc::new(l)), None),
+        Some(Shown::Many(c)) => (None, Some(Arc::new(c))),
+        None => (None, None),
+    };
     let handle = leptos::mount::mount_to(root, move || {
-        view! { <App template=template initial=initial.map(Arc::new) /> }
+        view! { <App template=template initial=one initial_compared=many /> }
     });
     handle.forget();
     if empty {
@@ -34,9 +40,15 @@ pub fn start() {
 }
 
 #[component]
-fn App(template: Option<String>, initial: Option<Arc<Loaded>>) -> impl IntoView {
-    let embedded = initial.is_some();
+fn App(
+    template: Option<String>,
+    initial: Option<Arc<Loaded>>,
+    initial_compared: Option<Arc<Compared>>,
+) -> impl IntoView {
+    let embedded = initial.is_some() || initial_compared.is_some();
     let loaded: RwSignal<Option<Arc<Loaded>>, LocalStorage> = RwSignal::new_local(initial);
+    let compared: RwSignal<Option<Arc<Compared>>, LocalStorage> =
+        RwSignal::new_local(initial_compared);
     let message: RwSignal<Option<String>> = RwSignal::new(None);
     let theme = theme_signal();
     let template = StoredValue::new(template);
@@ -46,9 +58,10 @@ fn App(template: Option<String>, initial: Option<Arc<Loaded>>) -> impl IntoView 
             <span class="spacer"></span>
             <ThemeButton theme=theme />
         </header>
-        <Loader loaded=loaded message=message template=template embedded=embedded />
+        <Loader loaded=loaded compared=compared message=message template=template embedded=embedded />
         <main id="report">
             {move || loaded.get().map(|l| view! { <LoadedView loaded=l theme=theme /> })}
+            {move || compared.get().map(|c| view! { <CompareView compared=c theme=theme /> })}
         </main>
     }
 }

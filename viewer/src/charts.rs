@@ -1,10 +1,12 @@
 //! The report's charts, drawn with plotters on a canvas from the Report's chart data
-//! (`analyzer::insights::charts`): nothing is computed here but pixels. Long series are
+//! (`analyzer::insights::charts`), and several runs' charts overlaid (`analyzer::compare`):
+//! nothing is computed here but pixels. Long series are
 //! reduced per pixel column (`crate::reduce`). Each chart reads out by hovering or by the
 //! arrow keys (Shift: 10 steps; Home/End; Escape closes), and has its data table.
 
 use std::sync::Arc;
 
+use analyzer::compare::Overlay;
 use analyzer::insights::charts::{BarChart, TimeChart};
 use leptos::prelude::*;
 use plotters::coord::ranged1d::{IntoSegmentedCoord, SegmentValue};
@@ -627,4 +629,128 @@ pub fn BarChartView(chart: Arc<BarChart>, theme: RwSignal<u32>) -> impl IntoView
         rows,
     }
     .into_view()
+}
+
+/// Several runs' lines on one time axis (0: each run's load started), one colour per run.
+/// The axis starts a second before the loads: earlier readings are the idle time before.
+fn draw_overlay(canvas: &web_sys::HtmlCanvasElement, c: &Overlay) -> Option<Geom> {
+    let p = palette();
+    let backend = CanvasBackend::with_canvas_object(canvas.clone())?;
+    let root = backend.into_drawing_area();
+    root.fill(&p.bg).ok()?;
+    let first = c
+        .series
+        .iter()
+        .filter_map(|s| s.t.first().copied())
+        .fold(f64::INFINITY, f64::min);
+    let x0 = first.max(-1.0);
+    let x1 = c
+        .series
+        .iter()
+        .filter_map(|s| s.t.last().copied())
+        .fold(f64::NEG_INFINITY, f64::max);
+    if !x0.is_finite() || !x1.is_finite() {
+        return None;
+    }
+    let x1 = if x1 > x0 { x1 } else { x0 + 1.0 };
+    let data_max = c
+        .series
+        .iter()
+        .flat_map(|s| s.values.iter().flatten().copied())
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
+    let y1 = c.y_max.unwrap_or_else(|| nice(data_max));
+    let font = ("sans-serif", 13).into_font().color(&p.fg);
+    let mut ch = ChartBuilder::on(&root)
+        .margin(12)
+        .margin_right(24)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x0..x1, 0f64..y1)
+        .ok()?;
+    ch.configure_mesh()
+        .x_desc("seconds since the load started")
+        .y_desc(c.y_label.as_str())
+        .label_style(font.clone())
+        .axis_desc_style(font.clone())
+        .axis_style(p.fg)
+        .bold_line_style(p.grid)
+        .light_line_style(p.bg)
+        .x_labels(8)
+        .y_labels(6)
+        .x_label_formatter(&|v| fmt(*v, 0))
+        .y_label_formatter(&|v| fmt(*v, if y1 >= 5.0 { 0 } else { 1 }))
+        .draw()
+        .ok()?;
+    let (xr, _) = ch.plotting_area().get_pixel_range();
+    let columns = (xr.end - xr.start).max(1) as usize;
+    for s in &c.series {
+        let colour = p.lines[s.column % p.lines.len()];
+        let style = colour.stroke_width(2);
+        let from = s.t.partition_point(|&t| t < x0);
+        let runs = reduce(&s.t[from..], &s.values[from..], x0, x1, columns);
+        let mut first = true;
+        for run in runs {
+            let pts = if s.kind == "step" {
+                let mut pts = Vec::with_capacity(run.len() * 2);
+                for (i, &(x, y)) in run.iter().enumerate() {
+                    if i > 0 {
+                        pts.push((x, run[i - 1].1));
+                    }
+                    pts.push((x, y));
+                }
+                pts
+            } else {
+                run
+            };
+            // Areas would hide each other: every run is a line here.
+            if let (Ok(a), true) = (ch.draw_series(LineSeries::new(pts, style)), first) {
+                a.label(s.label.as_str()).legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(3))
+                });
+                first = false;
+            }
+        }
+    }
+    ch.configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(p.bg.mix(0.85))
+        .border_style(p.grid)
+        .label_font(font)
+        .draw()
+        .ok()?;
+    root.present().ok()?;
+    Some(Geom {
+        px0: f64::from(xr.start),
+        px1: f64::from(xr.end),
+        x0,
+        x1,
+    })
+}
+
+/// An overlaid chart: its canvas and an HTML legend, one entry per run.
+#[component]
+pub fn OverlayChartView(chart: Arc<Overlay>, theme: RwSignal<u32>) -> impl IntoView {
+    let (canvas, _geom, _cursor) = {
+        let chart = chart.clone();
+        drawn_canvas(theme, move |c| draw_overlay(c, &chart))
+    };
+    let description = format!("{}. {}", chart.title, chart.caption);
+    view! {
+        <figure class="chart overlay" data-chart=chart.key.clone() data-series=chart.series.len().to_string()>
+            <h3>{chart.title.clone()}</h3>
+            <div class="plot">
+                <canvas node_ref=canvas width=WIDTH height=HEIGHT role="img" aria-label=description></canvas>
+            </div>
+            <ul class="legend">
+                {chart.series.iter().map(|s| view! {
+                    <li class="legend-entry" data-column=s.column.to_string()>
+                        <span class=format!("swatch swatch-{}", s.column % 4 + 1) aria-hidden="true"></span>
+                        {s.label.clone()}
+                    </li>
+                }).collect_view()}
+            </ul>
+            <figcaption>{chart.caption.clone()}</figcaption>
+        </figure>
+    }
 }

@@ -1,6 +1,6 @@
-//! Reading a run folder in the browser: a dropped folder (walked through
-//! `webkitGetAsEntry`), a folder chosen with the folder picker (`webkitdirectory`), or files
-//! chosen one by one. Nothing is sent anywhere: the files are read into memory and handed
+//! Reading run folders in the browser: dropped folders (walked through
+//! `webkitGetAsEntry`; several at once, or a folder of run folders, to compare them), a
+//! folder chosen with the folder picker (`webkitdirectory`), or files chosen one by one. Nothing is sent anywhere: the files are read into memory and handed
 //! to the analyzer's own folder discovery (`analyzer::folder::load`).
 
 use js_sys::{Function, Promise, Reflect, Uint8Array};
@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-/// The regular files of one folder: its label, base names, and each file's bytes.
+/// The regular files of one run folder: its label, base names, and each file's bytes.
 pub struct Picked {
     pub folder: String,
     pub names: Vec<String>,
@@ -65,9 +65,67 @@ async fn bytes(file: &JsValue) -> Result<Vec<u8>, String> {
     Ok(Uint8Array::new(&buf).to_vec())
 }
 
-/// Keeps the files directly inside one folder: the common top folder of the paths, else
-/// the files given without a folder.
-async fn group(list: Vec<(String, JsValue)>, loose: &str) -> Result<Picked, String> {
+/// Whether a folder's file names include a run file (the analyzer's own discovery).
+fn has_run_files(names: &[&str]) -> bool {
+    let d = analyzer::folder::discover(names);
+    d.boot_log.is_some()
+        || d.before.is_some()
+        || d.after.is_some()
+        || d.series.is_some()
+        || d.gate.is_some()
+        || d.probe.is_some()
+        || d.teardown.is_some()
+}
+
+/// The run folders among the paths: every folder holding run files at the shallowest
+/// depth where any does (several dropped folders, or a folder of run folders), in the
+/// order the top folders were given (`order`), else in name order; without any, the first folder at the shallowest depth, or the files given
+/// without a folder, as one run (the analyzer then says what is missing).
+fn run_folders(parts: &[(Vec<String>, JsValue)], order: &[String]) -> Vec<Vec<String>> {
+    let mut dirs: Vec<Vec<String>> = parts
+        .iter()
+        .map(|(p, _)| p[..p.len() - 1].to_vec())
+        .collect();
+    let given = |d: &Vec<String>| {
+        d.first()
+            .and_then(|top| order.iter().position(|o| o == top))
+            .unwrap_or(usize::MAX)
+    };
+    dirs.sort_by(|a, b| (given(a), a).cmp(&(given(b), b)));
+    dirs.dedup();
+    let names_in = |dir: &Vec<String>| -> Vec<&str> {
+        parts
+            .iter()
+            .filter(|(p, _)| p.len() == dir.len() + 1 && p[..dir.len()] == dir[..])
+            .map(|(p, _)| p[p.len() - 1].as_str())
+            .collect()
+    };
+    let runs: Vec<&Vec<String>> = dirs
+        .iter()
+        .filter(|d| has_run_files(&names_in(d)))
+        .collect();
+    match runs.iter().map(|d| d.len()).min() {
+        Some(depth) => runs
+            .into_iter()
+            .filter(|d| d.len() == depth)
+            .cloned()
+            .collect(),
+        None => {
+            let depth = dirs.iter().map(Vec::len).min().unwrap_or(0);
+            dirs.into_iter()
+                .filter(|d| d.len() == depth)
+                .take(1)
+                .collect()
+        }
+    }
+}
+
+/// Reads the files directly inside each run folder among the paths (see [`run_folders`]).
+async fn group(
+    list: Vec<(String, JsValue)>,
+    loose: &str,
+    order: &[String],
+) -> Result<Vec<Picked>, String> {
     let parts: Vec<(Vec<String>, JsValue)> = list
         .into_iter()
         .map(|(p, f)| {
@@ -84,51 +142,39 @@ async fn group(list: Vec<(String, JsValue)>, loose: &str) -> Result<Picked, Stri
     if parts.is_empty() {
         return Err("Nothing to read: no files were given.".to_string());
     }
-    let depth = parts.iter().map(|(p, _)| p.len()).min().unwrap_or(1);
-    let (folder, chosen): (String, Vec<&(Vec<String>, JsValue)>) = if depth == 1 {
-        (
-            loose.to_string(),
-            parts.iter().filter(|(p, _)| p.len() == 1).collect(),
-        )
-    } else {
-        // The first folder (in name order) whose files sit at the shallowest depth.
-        let mut tops: Vec<&Vec<String>> = parts
+    let mut out = Vec::new();
+    for dir in run_folders(&parts, order) {
+        let mut names = Vec::new();
+        let mut files = Vec::new();
+        for (p, f) in parts
             .iter()
-            .filter(|(p, _)| p.len() == depth)
-            .map(|(p, _)| p)
-            .collect();
-        tops.sort();
-        let top = tops[0][..depth - 1].to_vec();
-        (
-            top.join("/"),
-            parts
-                .iter()
-                .filter(|(p, _)| p.len() == depth && p[..depth - 1] == top[..])
-                .collect(),
-        )
-    };
-    let mut names = Vec::new();
-    let mut files = Vec::new();
-    for (p, f) in chosen {
-        let name = p.last().cloned().unwrap_or_default();
-        match bytes(f).await {
-            Ok(b) => files.push((name.clone(), b)),
-            // Kept out of `files`: the analyzer then reports it as unreadable, by name.
-            Err(e) => web_sys::console::warn_1(&JsValue::from_str(&format!("{name}: {e}"))),
+            .filter(|(p, _)| p.len() == dir.len() + 1 && p[..dir.len()] == dir[..])
+        {
+            let name = p.last().cloned().unwrap_or_default();
+            match bytes(f).await {
+                Ok(b) => files.push((name.clone(), b)),
+                // Kept out of `files`: the analyzer then reports it as unreadable, by name.
+                Err(e) => web_sys::console::warn_1(&JsValue::from_str(&format!("{name}: {e}"))),
+            }
+            names.push(name);
         }
-        names.push(name);
+        out.push(Picked {
+            folder: if dir.is_empty() {
+                loose.to_string()
+            } else {
+                dir.join("/")
+            },
+            names,
+            files,
+        });
     }
-    Ok(Picked {
-        folder,
-        names,
-        files,
-    })
+    Ok(out)
 }
 
 /// Files chosen with an `<input type=file>` (a folder with `webkitdirectory`, or files).
 pub fn from_input(
     input: web_sys::HtmlInputElement,
-    done: impl Fn(Result<Picked, String>) + 'static,
+    done: impl Fn(Result<Vec<Picked>, String>) + 'static,
 ) {
     let mut list = Vec::new();
     if let Some(files) = input.files() {
@@ -145,13 +191,13 @@ pub fn from_input(
     // Choosing the same folder again must fire `change` again.
     input.set_value("");
     wasm_bindgen_futures::spawn_local(async move {
-        done(group(list, "chosen files").await);
+        done(group(list, "chosen files", &[]).await);
     });
 }
 
 /// A drop: folders are walked through `webkitGetAsEntry` (their files and, one level
 /// down, the files of a run folder inside); plain files are taken as they are.
-pub fn from_drop(ev: web_sys::DragEvent, done: impl Fn(Result<Picked, String>) + 'static) {
+pub fn from_drop(ev: web_sys::DragEvent, done: impl Fn(Result<Vec<Picked>, String>) + 'static) {
     let dt = get(&ev, "dataTransfer");
     let mut entries = Vec::new();
     let mut loose = Vec::new();
@@ -181,6 +227,11 @@ pub fn from_drop(ev: web_sys::DragEvent, done: impl Fn(Result<Picked, String>) +
             }
         }
     }
+    // The folders in the order they were dropped, to keep the columns in that order.
+    let order: Vec<String> = entries
+        .iter()
+        .filter_map(|e| get(e, "name").as_string())
+        .collect();
     wasm_bindgen_futures::spawn_local(async move {
         let mut list = loose;
         // (entry, depth): a dropped folder is depth 0; its run folders are depth 1.
@@ -221,6 +272,6 @@ pub fn from_drop(ev: web_sys::DragEvent, done: impl Fn(Result<Picked, String>) +
                 }
             }
         }
-        done(group(list, "dropped files").await);
+        done(group(list, "dropped files", &order).await);
     });
 }

@@ -1,12 +1,13 @@
-//! Getting a run into the page: the one embedded in this file, a folder dropped on the
-//! drop box or chosen with a picker (read by `crate::files`), and the same run again with
-//! another concurrency asked for. Also the drop box itself, with its pickers, the
-//! concurrency field and the "Save as one file" button.
+//! Getting runs into the page: the one (or the several, for a comparison) embedded in
+//! this file, folders dropped on the drop box or chosen with a picker (read by
+//! `crate::files`; two or more are compared), and the same runs again with another
+//! concurrency asked for. Also the drop box itself, with its pickers, the concurrency field
+//! and the "Save as one file" button.
 
 use std::sync::Arc;
 
 use analyzer::analysis::Options;
-use analyzer::pack::{self, Pack};
+use analyzer::pack::{self, Carried, Pack, Packs};
 use analyzer::page::RUN_ID;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -14,18 +15,25 @@ use wasm_bindgen::JsCast;
 use crate::dom::{document, set_state};
 use crate::files::{self, Picked};
 use crate::save;
-use crate::state::{analyze_pack, Loaded};
+use crate::state::{analyze_pack, compare_packs, Compared, Loaded};
 
-/// The run this file carries, analyzed; `None` for the bare page.
-pub fn embedded() -> Option<Loaded> {
+/// What the page shows: one run, or several compared.
+pub enum Shown {
+    One(Loaded),
+    Many(Compared),
+}
+
+/// The run (or runs) this file carries, analyzed; `None` for the bare page.
+pub fn embedded() -> Option<Shown> {
     let text = document()
         .get_element_by_id(RUN_ID)
         .and_then(|el| el.text_content())
         .filter(|t| !t.trim().is_empty())?;
     let source = "this file".to_string();
-    Some(match pack::decode(&text) {
-        Ok(p) => analyze_pack(p, source),
-        Err(e) => Loaded::unreadable(source, e),
+    Some(match pack::decode_any(&text) {
+        Ok(Carried::One(p)) => Shown::One(analyze_pack(p, source)),
+        Ok(Carried::Many(p)) => Shown::Many(compare_packs(p, source)),
+        Err(e) => Shown::One(Loaded::unreadable(source, e)),
     })
 }
 
@@ -42,8 +50,9 @@ fn requested_field() -> Option<i64> {
         .and_then(|e| requested_in(&e))
 }
 
-/// A dropped or picked folder, found through the analyzer's own folder discovery.
-fn from_picked(p: &Picked, requested: Option<i64>) -> Loaded {
+/// A dropped or picked folder's files and options, found through the analyzer's own
+/// folder discovery.
+fn pack_of(p: &Picked, requested: Option<i64>) -> Pack {
     let input = analyzer::folder::load(
         &p.folder,
         &p.names.iter().map(String::as_str).collect::<Vec<_>>(),
@@ -59,8 +68,36 @@ fn from_picked(p: &Picked, requested: Option<i64>) -> Loaded {
         requested,
         ..Options::default()
     };
-    let pack = pack::to_pack(&input, &opts, None);
-    analyze_pack(pack, format!("the folder {}", p.folder))
+    pack::to_pack(&input, &opts, None)
+}
+
+/// Several dropped or picked folders, compared; each column labelled by the shortest
+/// part of its folder's path that tells it from the others.
+fn from_many(picked: &[Picked], requested: Option<i64>) -> Compared {
+    let folders: Vec<&str> = picked.iter().map(|p| p.folder.as_str()).collect();
+    let labels = analyzer::compare::labels(&folders);
+    let packs = Packs {
+        generated_ms: None,
+        options: Vec::new(),
+        runs: labels
+            .into_iter()
+            .zip(picked)
+            .map(|(label, p)| (label, pack_of(p, requested)))
+            .collect(),
+    };
+    compare_packs(packs, format!("{} folders", picked.len()))
+}
+
+/// The same runs with another concurrency asked for (`None`: the files' own).
+fn many_with_requested(c: &Compared, requested: Option<i64>) -> Compared {
+    let mut packs = c.packs.clone();
+    for (_, p) in &mut packs.runs {
+        p.options.retain(|(k, _)| k != "requested");
+        if let Some(r) = requested {
+            p.options.push(("requested".to_string(), r.to_string()));
+        }
+    }
+    compare_packs(packs, c.source.clone())
 }
 
 /// The same run with another concurrency asked for (`None`: the files' own).
@@ -82,14 +119,23 @@ fn input_of(ev: &web_sys::Event) -> Option<web_sys::HtmlInputElement> {
 #[component]
 pub fn Loader(
     loaded: RwSignal<Option<Arc<Loaded>>, LocalStorage>,
+    compared: RwSignal<Option<Arc<Compared>>, LocalStorage>,
     message: RwSignal<Option<String>>,
     template: StoredValue<Option<String>>,
     embedded: bool,
 ) -> impl IntoView {
-    let accept = move |picked: Result<Picked, String>| match picked {
+    let accept = move |picked: Result<Vec<Picked>, String>| match picked {
+        Ok(p) if p.len() == 1 => {
+            message.set(None);
+            compared.set(None);
+            let pack = pack_of(&p[0], requested_field());
+            let source = format!("the folder {}", p[0].folder);
+            loaded.set(Some(Arc::new(analyze_pack(pack, source))));
+        }
         Ok(p) => {
             message.set(None);
-            loaded.set(Some(Arc::new(from_picked(&p, requested_field()))));
+            loaded.set(None);
+            compared.set(Some(Arc::new(from_many(&p, requested_field()))));
         }
         Err(e) => {
             message.set(Some(e));
@@ -112,25 +158,36 @@ pub fn Loader(
     };
     // A new concurrency asked for re-analyzes the run on show (empty: the files' own).
     let on_requested = move |ev: web_sys::Event| {
+        let requested = input_of(&ev).and_then(|e| requested_in(&e));
+        if let Some(c) = compared.get_untracked() {
+            set_state("loading");
+            compared.set(Some(Arc::new(many_with_requested(&c, requested))));
+            return;
+        }
         let Some(l) = loaded.get_untracked() else {
             return;
         };
-        let requested = input_of(&ev).and_then(|e| requested_in(&e));
         set_state("loading");
         loaded.set(Some(Arc::new(with_requested(&l, requested))));
     };
     let on_save = move |_| {
-        if let Some(l) = loaded.get_untracked() {
-            if let Err(why) = save::save_one_file(template.get_value().as_deref(), &l) {
-                message.set(Some(why));
-            }
+        let template = template.get_value();
+        let saved = if let Some(c) = compared.get_untracked() {
+            save::save_compared(template.as_deref(), &c)
+        } else if let Some(l) = loaded.get_untracked() {
+            save::save_one_file(template.as_deref(), &l)
+        } else {
+            Ok(())
+        };
+        if let Err(why) = saved {
+            message.set(Some(why));
         }
     };
 
     view! {
         <section
             class="loader no-print"
-            class:compact=move || loaded.with(Option::is_some)
+            class:compact=move || loaded.with(Option::is_some) || compared.with(Option::is_some)
             id="drop"
             on:dragover=move |ev: web_sys::DragEvent| {
                 ev.prevent_default();
@@ -141,7 +198,7 @@ pub fn Loader(
                 {if embedded {
                     "This report carries its run and was recomputed here. Drop another run folder on this box to check it, "
                 } else {
-                    "Drop a run folder here, "
+                    "Drop a run folder here (two or more to compare them), "
                 }}
                 "or choose one: nothing leaves your computer."
             </p>
@@ -162,7 +219,7 @@ pub fn Loader(
                     type="button"
                     id="save"
                     class="button"
-                    disabled=move || loaded.with(Option::is_none)
+                    disabled=move || loaded.with(Option::is_none) && compared.with(Option::is_none)
                     on:click=on_save
                 >
                     "Save as one file"

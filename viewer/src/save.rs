@@ -1,5 +1,5 @@
 //! "Save as one file": the page as it was before the viewer drew into it, with the run
-//! shown spliced into its run element (`analyzer::page`, the command line's splicer too),
+//! (or the runs compared) shown spliced into its run element (`analyzer::page`, the command line's splicer too),
 //! offered as a download.
 
 use analyzer::page;
@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::dom::{document, now_ms};
-use crate::state::Loaded;
+use crate::state::{Compared, Loaded};
 
 /// The page as it was before the viewer touched it, to save one-file reports from; `None`
 /// when this page is not the one-file build.
@@ -38,6 +38,21 @@ pub fn save_one_file(template: Option<&str>, l: &Loaded) -> Result<(), String> {
     let mut run = l.pack.clone();
     run.generated_ms = Some(now_ms());
     let html = page::splice(template, &run, &l.title())
+        .map_err(|_| "This page has no place for an embedded run.".to_string())?;
+    download(analyzer::docs::REPORT, &html)
+        .map_err(|_| "The browser refused the download.".to_string())
+}
+
+/// Offers the runs compared as one file that opens on the same comparison.
+pub fn save_compared(template: Option<&str>, c: &Compared) -> Result<(), String> {
+    let template = template.ok_or(
+        "Saving needs the one-file page (www/dist/index.html as built by `cargo xtask viewer`).",
+    )?;
+    let mut runs = c.packs.clone();
+    runs.generated_ms = Some(now_ms());
+    let labels: Vec<&str> = runs.runs.iter().map(|(l, _)| l.as_str()).collect();
+    let title = format!("Comparison: {}", labels.join(", "));
+    let html = page::splice_many(template, &runs, &title)
         .map_err(|_| "This page has no place for an embedded run.".to_string())?;
     download(analyzer::docs::REPORT, &html)
         .map_err(|_| "The browser refused the download.".to_string())

@@ -1,11 +1,13 @@
 //! What the page holds: a run (where it came from, its packed files) and its analysis as
-//! the page shows it, made by the same analyzer as the command line.
+//! the page shows it, or several runs and their comparison, made by the same analyzer as
+//! the command line.
 
 use std::sync::Arc;
 
 use analyzer::analysis::{Analysis, AnalyzeError};
+use analyzer::compare::{self, Comparison, Overlay, Run, Tolerance};
 use analyzer::insights::charts::{BarChart, TimeChart};
-use analyzer::pack::{self, Pack};
+use analyzer::pack::{self, Pack, Packs};
 use analyzer::report::Report;
 
 /// The charts, each shared (a 24-hour run's series are large: never copied).
@@ -90,10 +92,21 @@ fn local_offset_min() -> i32 {
 
 /// Analyzes a pack with the same analyzer as the terminal.
 pub fn analyze_pack(pack: Pack, source: String) -> Loaded {
-    let (input, mut opts) = pack::from_pack(&pack);
+    let result = analysis_of(&pack).map(Shown::new);
+    Loaded {
+        generated_ms: pack.generated_ms,
+        source,
+        result,
+        pack,
+    }
+}
+
+/// The pack's analysis, or what the page says when there is none.
+fn analysis_of(pack: &Pack) -> Result<Analysis, String> {
+    let (input, mut opts) = pack::from_pack(pack);
     opts.utc_offset_min = local_offset_min();
-    let result = match analyzer::analyze(&input, &opts) {
-        Ok(a) => Ok(Shown::new(a)),
+    match analyzer::analyze(&input, &opts) {
+        Ok(a) => Ok(a),
         Err(AnalyzeError::NothingUsable(errors)) => Err(format!(
             "No usable run file. {}",
             errors
@@ -108,11 +121,71 @@ pub fn analyze_pack(pack: Pack, source: String) -> Loaded {
                 .to_string(),
         ),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Several runs shown side by side.
+pub struct Compared {
+    /// Each run's column label and the run as one report would show it.
+    pub runs: Vec<(String, Loaded)>,
+    /// `None` when fewer than two runs could be analyzed.
+    pub comparison: Option<Arc<Comparison>>,
+    pub overlays: Vec<Arc<Overlay>>,
+    /// The runs' files and the comparison's options, to save as one file.
+    pub packs: Packs,
+    /// Where the runs came from ("this file", "3 dropped folders").
+    pub source: String,
+}
+
+/// Analyzes every run of `packs` and compares those that could be analyzed, against the
+/// first as baseline when the packs say so.
+pub fn compare_packs(packs: Packs, source: String) -> Compared {
+    let analyses: Vec<(String, Result<Analysis, String>, Pack)> = packs
+        .runs
+        .iter()
+        .map(|(label, p)| (label.clone(), analysis_of(p), p.clone()))
+        .collect();
+    let ok: Vec<Run<'_>> = analyses
+        .iter()
+        .filter_map(|(label, a, _)| {
+            a.as_ref().ok().map(|a| Run {
+                label,
+                report: &a.report,
+            })
+        })
+        .collect();
+    let tolerance = Tolerance {
+        fraction: packs
+            .option("tolerance")
+            .and_then(|t| Tolerance::parse_percent(t).ok())
+            .unwrap_or(compare::RATE_TOLERANCE),
+        strict: packs.option("strict") == Some("1"),
     };
-    Loaded {
-        generated_ms: pack.generated_ms,
+    let (comparison, overlays) = match ok.len() {
+        0 | 1 => (None, Vec::new()),
+        2 if packs.option("baseline") == Some("1") => (
+            Some(compare::compare_with_baseline(ok[0], ok[1], tolerance)),
+            compare::overlays(&ok),
+        ),
+        _ => (Some(compare::compare(&ok)), compare::overlays(&ok)),
+    };
+    let runs = analyses
+        .into_iter()
+        .map(|(label, a, pack)| {
+            let loaded = Loaded {
+                source: label.clone(),
+                result: a.map(Shown::new),
+                generated_ms: pack.generated_ms,
+                pack,
+            };
+            (label, loaded)
+        })
+        .collect();
+    Compared {
+        runs,
+        comparison: comparison.map(Arc::new),
+        overlays: overlays.into_iter().map(Arc::new).collect(),
+        packs,
         source,
-        result,
-        pack,
     }
 }

@@ -1,6 +1,6 @@
 //! Command-line arguments of `inferlint` (clap).
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
@@ -13,6 +13,10 @@ Examples:
   inferlint rate before.snapshot.json after.snapshot.json
   inferlint series run.series.jsonl --snapshot after.snapshot.json --requested 32
   inferlint explain T9                        what a tripwire catches and why it matters
+  inferlint compare old/ new/                 two or more runs side by side
+  inferlint compare --baseline old/ new/      exit 1 when the new run is worse (CI)
+  inferlint analyze run/ --format junit -o inferlint.xml   JUnit XML for CI test reports
+  inferlint analyze run/ --format github      GitHub Actions annotations
 
 Exit status: 1 when a tripwire failed (or warned, with --strict); otherwise 2 when a check
 could not decide or an input is unusable; otherwise 0.
@@ -60,6 +64,77 @@ pub enum Command {
     Series(SeriesArgs),
     /// What each tripwire catches, why it matters and how to check it.
     Explain(ExplainArgs),
+    /// Several run folders side by side; with --baseline, whether the new run is worse.
+    #[command(after_help = COMPARE_HELP)]
+    Compare(CompareArgs),
+}
+
+/// What a checking command prints: `--format`, and `--output` to send it to a file.
+#[derive(Args, Debug, Clone, Default)]
+pub struct FormatArgs {
+    /// text (the default), json (as --json), junit (JUnit XML: one testcase per tripwire)
+    /// or github (GitHub Actions annotations, then the text).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<Format>,
+    /// Write the --format output to FILE; the terminal text is printed as usual.
+    #[arg(long, short = 'o', value_name = "FILE", requires = "format")]
+    pub output: Option<PathBuf>,
+}
+
+/// The output formats of `analyze` and `compare`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    Junit,
+    Github,
+}
+
+const COMPARE_HELP: &str = "\
+Examples:
+  inferlint compare vllm/ sglang/ trtllm/          one column per run, differences marked
+  inferlint compare a/ b/ --json                   the same table as JSON
+  inferlint compare a/ b/ --html compare.html      one offline page with both runs inside
+  inferlint compare --baseline last-week/ tonight/ --tolerance 5%
+  inferlint compare --baseline old/ new/ --format junit -o compare.xml
+  inferlint compare --baseline old/ new/ --format github
+
+A row marked ! differs in a way that matters and gets a one-line reading under the table;
+~ differs in what ran (engine, version) or where a run cannot tell. With --baseline the
+second run is judged against the first: a tripwire that did not fail there fails now (or,
+with --strict, warns), or output tokens/s or most running at once fell by more than the
+tolerance.
+
+--format junit writes one <testsuite> per run with one <testcase> per tripwire result:
+a failed tripwire is a <failure>; a warning passes (it is in the testcase's <system-out>)
+unless --strict, where it is a <failure>, matching the exit status; \"can't tell\" and
+\"does not apply\" are <skipped> with the reason; an unusable file is an <error>. With
+--baseline the one suite is the baseline's: each tripwire of the new run and each figure,
+a <failure> where it regressed. --format github prints ::error, ::warning and ::notice
+workflow commands for the same cases, then the text.
+
+Exit status: 2 when a run cannot be analyzed; with --baseline, 1 when the second run is
+worse; otherwise 2 when a run has an unusable file; otherwise 0. Without --baseline a
+tripwire failing in a run does not change the status: `inferlint analyze` judges a run.";
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Run folders, two or more; with --baseline, OLD then NEW.
+    #[arg(required = true, num_args = 2.., value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// Judge the second run against the first: exit 1 when it is worse.
+    #[arg(long)]
+    pub baseline: bool,
+    /// How far output tokens/s and most running at once may fall under --baseline.
+    #[arg(long, value_name = "PERCENT", default_value = "5%")]
+    pub tolerance: String,
+    /// Write one offline page with every run inside, shown side by side.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+    #[command(flatten)]
+    pub common: Common,
 }
 
 #[derive(Args, Debug)]
@@ -91,6 +166,8 @@ pub struct AnalyzeArgs {
     /// Write the report page here instead of RUN/report.html.
     #[arg(long, value_name = "OUT")]
     pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArgs,
     #[command(flatten)]
     pub common: Common,
 }

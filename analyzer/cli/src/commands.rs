@@ -413,6 +413,9 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
             Err(e) => eprintln!("inferlint: note: could not write {}: {e}", p.display()),
         }
     }
+    if super::ci_format::for_analyze(&args, &input, &analysis, &doc)? {
+        return Ok(analysis.exit_status(args.common.strict));
+    }
     if args.common.json {
         print!("{doc}");
     } else {

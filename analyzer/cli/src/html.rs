@@ -19,6 +19,11 @@ const VIEWER: Option<&str> = Some(include_str!(env!("INFERLINT_VIEWER_HTML")));
 #[cfg(not(inferlint_viewer))]
 const VIEWER: Option<&str> = None;
 
+/// The built viewer page, to splice runs into; `None` when it was not built.
+pub(crate) fn viewer_template() -> Option<&'static str> {
+    VIEWER
+}
+
 /// The report page for a run: the viewer with the run inside, else the static page.
 pub fn page(r: &Report, input: &RunInput, opts: &Options) -> String {
     VIEWER

@@ -2,7 +2,9 @@
 //! report. The analyzer library itself never touches the file system; this crate does.
 
 pub mod args;
+pub mod ci_format;
 mod commands;
+mod compare;
 pub mod disk;
 mod html;
 pub mod render;
@@ -43,13 +45,16 @@ pub fn main_with_args(argv: Vec<std::ffi::OsString>) -> i32 {
         return 0;
     };
     let result = match command {
-        Command::Analyze(a) => commands::analyze(a),
+        Command::Analyze(mut a) => {
+            ci_format::prepare(&mut a.common, &a.format).and_then(|()| commands::analyze(a))
+        }
         Command::CheckLog(a) => commands::check_log(a),
         Command::BootFacts(a) => commands::boot_facts(a),
         Command::Preemption(a) => commands::preemption(a),
         Command::Rate(a) => commands::rate(a),
         Command::Series(a) => commands::series(a),
         Command::Explain(a) => commands::explain(a),
+        Command::Compare(a) => compare::compare(a),
     };
     match result {
         Ok(code) => code,
@@ -69,6 +74,7 @@ Start here:
   inferlint analyze RUN_DIR        check a run folder (boot.log, snapshots, series, bench.json)
   inferlint check-log boot.log     what the server started with, and whether it failed
   inferlint explain                the fifteen tripwires, in plain words
+  inferlint compare RUN RUN        runs side by side (--baseline OLD NEW for CI)
   inferlint --help                 every command, with examples
 
 Record a run folder on the GPU box with inferlint-recorder record.

@@ -127,6 +127,12 @@ impl BootFacts {
             .or(self.engine_version.as_deref())
             .or(self.server_version.as_deref())
     }
+    /// Started with the same flags as `other` (the identity T4 and T11 group starts by);
+    /// `None` when either start's flags are not in its log.
+    pub fn same_flags(&self, other: &BootFacts) -> Option<bool> {
+        let (a, b) = (self.config_args.as_ref()?, other.config_args.as_ref()?);
+        Some(self.engine == other.engine && jsoneq::same(a, b))
+    }
     /// `config_args.model`, else `config_args.model_path`.
     pub fn model(&self) -> Option<&str> {
         let args = self.config_args.as_ref()?;

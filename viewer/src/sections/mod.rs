@@ -1,9 +1,11 @@
 //! The report of the run shown, one module per section in the order of report.md §2:
 //! header, what limited the run, what happened (with the glossary), results, what the
-//! server did, the server that ran, the tripwire guide, footer. Each draws what the Report
+//! server did, the server that ran, the tripwire guide, footer; and the comparison of
+//! several runs (`compare`). Each draws what the Report
 //! (or the catalogue) says; every string from the inputs goes into text nodes.
 
 mod charts_section;
+mod compare;
 mod finding;
 mod footer;
 mod glossary;
@@ -24,6 +26,7 @@ use leptos::prelude::*;
 use crate::dom::request_ready;
 use crate::state::{Loaded, SharedCharts};
 use charts_section::ChartsSection;
+pub use compare::CompareView;
 use footer::Footer;
 use guide::Guide;
 use happened::Happened;
