@@ -19,6 +19,7 @@ pub mod json;
 pub mod manifest;
 pub mod num;
 pub mod pack;
+pub mod plausible;
 pub mod prom;
 pub mod report;
 pub mod series;

@@ -15,6 +15,7 @@ use crate::docs::{SeriesHeader, SCHEMA_KEY};
 use crate::engine::Engine;
 use crate::input::InputError;
 use crate::json::{self, Json};
+use crate::plausible::{self, Implausible, Quantity, Why};
 use crate::text::decode_lossy;
 
 pub use crate::docs::Row;
@@ -30,6 +31,11 @@ pub struct Series {
     /// Lines skipped as unreadable, and the 1-based line of the first.
     pub skipped: usize,
     pub first_skipped_line: Option<usize>,
+    /// The 1-based line of each row, for messages about its values.
+    pub row_lines: Vec<u32>,
+    /// Values the plausibility gate refused (`plausible`), by column: each is absent
+    /// from its row, and a row whose `t_wall` was refused is left out.
+    pub implausible: Vec<Implausible>,
 }
 
 impl Series {
@@ -55,7 +61,12 @@ impl Series {
                     s.interval_s = h.interval_s;
                     s.engine_named = h.engine;
                 }
-                Some(Line::Row(r)) => s.rows.push(r),
+                Some(Line::Row(r)) => {
+                    if let Some(r) = gate_row(r, (file, Some(i + 1)), &mut s.implausible) {
+                        s.rows.push(r);
+                        s.row_lines.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
+                    }
+                }
                 None => {
                     s.skipped += 1;
                     s.first_skipped_line.get_or_insert(i + 1);
@@ -71,6 +82,25 @@ impl Series {
             ));
         }
         Ok(s)
+    }
+
+    /// The first refused value among `fields` (column names).
+    pub fn implausible_in(&self, fields: &[&str]) -> Option<&Implausible> {
+        plausible::first(&self.implausible, fields)
+    }
+
+    /// Refuses `running` readings above the engine's own limit on running requests
+    /// (from its boot log): a gauge past it is damage, not a reading.
+    pub fn gate_running(&mut self, cap: u64, file: &str) {
+        for (row, &line) in self.rows.iter_mut().zip(&self.row_lines) {
+            if let Some(v) = row.running.filter(|&v| v > cap as f64) {
+                let at = Some(line as usize);
+                let why = Why::AboveEngineLimit(cap);
+                self.implausible
+                    .push(Implausible::new(file, at, "running", v, why));
+                row.running = None;
+            }
+        }
     }
 
     /// The note for skipped lines, when any (formats.md §3.3).
@@ -136,6 +166,27 @@ fn max_of(values: impl Iterator<Item = f64>) -> Option<f64> {
         };
     }
     best
+}
+
+/// A row through the plausibility gate: refused values become absent and are recorded;
+/// a refused `t_wall` (the one required column) drops the row.
+fn gate_row(mut r: Row, at: (&str, Option<usize>), out: &mut Vec<Implausible>) -> Option<Row> {
+    if !plausible::gate(Quantity::WallClock, r.t_wall, at, "t_wall", out) {
+        return None;
+    }
+    r.t_mono_ns = r
+        .t_mono_ns
+        .filter(|&n| plausible::gate(Quantity::MonoNs, n as f64, at, "t_mono_ns", out));
+    let mut keep = |q, v, field| plausible::keep(q, v, at, field, out);
+    r.latency_s = keep(Quantity::Seconds, r.latency_s, "latency_s");
+    r.running = keep(Quantity::Requests, r.running, "running");
+    r.waiting = keep(Quantity::Requests, r.waiting, "waiting");
+    r.kv_usage = keep(Quantity::KvFraction, r.kv_usage, "kv_usage");
+    r.preemptions = keep(Quantity::Counter, r.preemptions, "preemptions");
+    r.generation_tokens = keep(Quantity::Counter, r.generation_tokens, "generation_tokens");
+    r.prompt_tokens = keep(Quantity::Counter, r.prompt_tokens, "prompt_tokens");
+    r.paused = keep(Quantity::Requests, r.paused, "paused");
+    Some(r)
 }
 
 #[derive(Debug, PartialEq)]

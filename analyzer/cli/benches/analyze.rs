@@ -117,7 +117,9 @@ fn main() {
     let quick = !std::env::args().any(|a| a == "--bench");
     let fixtures = std::env::var_os("INFERLINT_FIXTURES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures"));
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+        });
     let live = fixtures.join("vllm-0.28/live");
     if live.is_dir() {
         time_it(

@@ -29,6 +29,12 @@ pub fn check(series: &Series, requested: i64, facts: Option<&BootFacts>) -> Chec
             r.set("max_num_queued_tokens", t);
         }
     }
+    // A refused reading could have been the peak: can't tell (plausible.rs).
+    if let Some(bad) = series.implausible_in(&["running", "waiting"]) {
+        r.message = crate::plausible::cannot_tell(bad);
+        r.set("implausible", bad.to_string());
+        return r;
+    }
     let Some(peak) = peak else {
         r.message = "the recording has no running-requests readings".into();
         if let Some(hint) = engine.missing_gauges_hint() {

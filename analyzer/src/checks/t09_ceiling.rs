@@ -12,6 +12,10 @@ pub const SATURATED: f64 = 0.9;
 
 pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
     let engine = series.engine();
+    if let Some(bad) = series.implausible_in(&["running", "kv_usage"]) {
+        return CheckResult::new(9, Status::Unknown, crate::plausible::cannot_tell(bad))
+            .with("implausible", bad.to_string());
+    }
     let busy: Vec<&Row> = series.busy().collect();
     if busy.is_empty() {
         let mut msg = "no sample has requests running and KV cache in use".to_string();

@@ -3,9 +3,14 @@
 
 use crate::counters::Pair;
 use crate::num::fixed;
+use crate::plausible;
 use crate::verdict::{CheckResult, Status};
 
 pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
+    if let Some(bad) = pair.implausible(&[counter, "t_wall", "t_mono_ns", "latency_s"]) {
+        return CheckResult::new(10, Status::Unknown, plausible::cannot_tell(bad))
+            .with("implausible", bad.to_string());
+    }
     let tokens = match pair.delta(counter, &[], None) {
         Err(restart) => return CheckResult::new(10, Status::Unknown, restart.describe()),
         Ok(t) => t,

@@ -46,6 +46,12 @@ pub fn check(series: &Series, after: &Snapshot) -> (CheckResult, Option<u64>) {
             None,
         );
     };
+    if let Some(bad) = series.implausible_in(&["kv_usage"]) {
+        let r = CheckResult::new(14, Status::Unknown, crate::plausible::cannot_tell(bad))
+            .with("reported_num_gpu_blocks", b)
+            .with("implausible", bad.to_string());
+        return (r, None);
+    }
     let inf: Inference = blocks::infer(series.usage_readings());
     let mut r = CheckResult::new(14, Status::Unknown, String::new())
         .with("reported_num_gpu_blocks", b)
