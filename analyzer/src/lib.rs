@@ -32,3 +32,13 @@ pub use engine::Engine;
 pub use inputs::{BenchInput, InputFile, NamedEngine, Options, RunInput};
 pub use report::Report;
 pub use verdict::{CheckResult, Status};
+
+/// Internal parsers reached by the fuzz targets (`analyzer/fuzz`) and their regression
+/// test: not an API.
+#[doc(hidden)]
+pub mod fuzzing {
+    /// The Python-literal reader of the boot logs' argument dicts (`bootlog::pylit`).
+    pub fn python_literal(text: &str) -> Option<crate::json::Json> {
+        crate::bootlog::pylit::parse(text)
+    }
+}

@@ -123,7 +123,7 @@ impl Snapshot {
 
 /// The kind of number a metric the checks read holds, by its name in any engine's table;
 /// `None` for the metrics no check reads (their values are kept as written).
-fn quantity_of(name: &str) -> Option<Quantity> {
+pub fn quantity_of(name: &str) -> Option<Quantity> {
     for e in Engine::ALL {
         let m = e.metrics();
         let counters = [
