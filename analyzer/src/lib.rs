@@ -23,13 +23,15 @@ pub mod plausible;
 pub mod prom;
 pub mod report;
 pub mod series;
+pub mod sizes;
 pub mod snapshot;
+pub mod term;
 pub mod text;
 pub mod verdict;
 
 pub use analysis::{analyze, Analysis, AnalyzeError};
 pub use engine::Engine;
-pub use inputs::{BenchInput, InputFile, NamedEngine, Options, RunInput};
+pub use inputs::{BenchInput, InputFile, NamedEngine, Options, RunInput, Skipped};
 pub use report::Report;
 pub use verdict::{CheckResult, Status};
 

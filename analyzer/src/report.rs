@@ -61,6 +61,8 @@ pub struct Report {
     pub rejected: Option<usize>,
     /// Base names of the files read.
     pub made_from: Vec<String>,
+    /// Entries of the run folder not read, and why (`RunInput::skipped`).
+    pub skipped: Vec<crate::inputs::Skipped>,
 }
 
 /// What [`Report::build`] draws on.
@@ -220,6 +222,7 @@ impl Report {
             rejected,
             checks: inputs.checks,
             made_from,
+            skipped: inputs.input.skipped.clone(),
         }
     }
 
@@ -274,6 +277,8 @@ struct ReportDocument<'a> {
     glossary: &'a [(String, String)],
     guide: Vec<GuideEntry>,
     made_from: &'a [String],
+    /// Entries of the run folder not read: `{name, reason}`.
+    skipped: &'a [crate::inputs::Skipped],
 }
 
 impl<'a> ReportDocument<'a> {
@@ -304,6 +309,7 @@ impl<'a> ReportDocument<'a> {
                 .map(|t| t.guide_entry(engine))
                 .collect(),
             made_from: &report.made_from,
+            skipped: &report.skipped,
         }
     }
 }

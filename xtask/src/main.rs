@@ -77,9 +77,7 @@ fn main() -> Result<()> {
         Some("viewer-inline") => viewer::finish_viewer(),
         Some("browser-tests") => browser::browser_tests(),
         Some("fuzz") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), false),
-        Some("fuzz-campaign") => {
-            fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), true)
-        }
+        Some("fuzz-campaign") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), true),
         _ => {
             eprintln!(
                 "usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests | \
