@@ -85,10 +85,10 @@ pub(crate) fn fuzz(args: &[String], campaign: bool) -> Result<()> {
         let corpus = fuzz_dir().join("corpus").join(t);
         let artifacts = fuzz_dir().join("artifacts").join(t);
         std::fs::create_dir_all(&artifacts)?;
-        let status = fuzz_cmd("run")
-            .args(["-O", t])
+        // The built binary itself: `cargo fuzz run` would rebuild whenever a source
+        // changed during a long campaign.
+        let status = Command::new(target_dir().join(t))
             .arg(&corpus)
-            .arg("--")
             .arg(format!("-max_total_time={seconds}"))
             .arg(format!("-artifact_prefix={}/", artifacts.display()))
             .args(["-timeout=10", "-rss_limit_mb=2048", "-print_final_stats=1"])
@@ -115,6 +115,14 @@ pub(crate) fn fuzz(args: &[String], campaign: bool) -> Result<()> {
 }
 
 /// `cargo fuzz SUB --fuzz-dir analyzer/fuzz`, on the stable toolchain.
+/// Where `cargo fuzz build -O` puts the targets.
+fn target_dir() -> PathBuf {
+    fuzz_dir().join(format!(
+        "target/{}-unknown-linux-gnu/release",
+        std::env::consts::ARCH
+    ))
+}
+
 fn fuzz_cmd(sub: &str) -> Command {
     let mut c = cargo();
     c.args(["fuzz", sub, "--fuzz-dir"])
