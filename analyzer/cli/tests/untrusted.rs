@@ -64,7 +64,11 @@ fn a_symlinked_results_json_is_refused_and_its_target_untouched() {
     symlink(&victim, run.join("results.json")).unwrap();
     let o = analyze(&run, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", out(&o));
-    assert!(out(&o).contains("results.json: is a symbolic link"), "{}", out(&o));
+    assert!(
+        out(&o).contains("results.json: is a symbolic link"),
+        "{}",
+        out(&o)
+    );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     assert!(std::fs::symlink_metadata(run.join("results.json"))
         .unwrap()
@@ -101,7 +105,10 @@ fn symlinked_and_odd_inputs_are_skipped_with_a_reason() {
         text.contains("skipped boot.log: a symbolic link: not followed"),
         "{text}"
     );
-    assert!(text.contains("skipped load.log.d: a folder, not a file"), "{text}");
+    assert!(
+        text.contains("skipped load.log.d: a folder, not a file"),
+        "{text}"
+    );
     let doc = analyzer::json::parse(&String::from_utf8_lossy(&o.stdout)).unwrap();
     let skipped = doc.get("skipped").unwrap().as_array().unwrap();
     assert_eq!(skipped.len(), 2, "{skipped:?}");
@@ -126,7 +133,11 @@ fn a_boot_log_folder_and_a_folder_of_links_are_named() {
     std::fs::remove_file(run.join("boot.log")).unwrap();
     std::fs::create_dir(run.join("boot.log")).unwrap();
     let o = analyze(&run, &[]);
-    assert!(out(&o).contains("boot.log: a folder, not a file"), "{}", out(&o));
+    assert!(
+        out(&o).contains("boot.log: a folder, not a file"),
+        "{}",
+        out(&o)
+    );
     assert!(status_of(&o, "T12").contains("????"), "{}", out(&o));
     // Only links: every one named, exit 2.
     let links = base.join("links");
@@ -136,7 +147,11 @@ fn a_boot_log_folder_and_a_folder_of_links_are_named() {
     }
     let o = analyze(&links, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", out(&o));
-    assert!(out(&o).contains("before.snapshot.json: a symbolic link"), "{}", out(&o));
+    assert!(
+        out(&o).contains("before.snapshot.json: a symbolic link"),
+        "{}",
+        out(&o)
+    );
     assert!(!out(&o).contains("no run files"), "{}", out(&o));
 }
 
@@ -149,10 +164,17 @@ fn html_onto_an_input_or_nowhere_is_an_error() {
     assert_eq!(o.status.code(), Some(2), "{}", out(&o));
     assert!(out(&o).contains("an input of this analysis"), "{}", out(&o));
     assert_eq!(std::fs::read(&log).unwrap(), before);
-    assert!(!run.join("results.json").exists(), "nothing written on a refusal");
+    assert!(
+        !run.join("results.json").exists(),
+        "nothing written on a refusal"
+    );
     let o = analyze(&run, &["--html", "/nonexistent-folder/report.html"]);
     assert_eq!(o.status.code(), Some(2), "{}", out(&o));
-    assert!(out(&o).contains("/nonexistent-folder/report.html: cannot write"), "{}", out(&o));
+    assert!(
+        out(&o).contains("/nonexistent-folder/report.html: cannot write"),
+        "{}",
+        out(&o)
+    );
 }
 
 #[test]
@@ -181,7 +203,11 @@ fn a_sparse_or_oversized_file_is_refused_before_reading() {
     drop(f);
     let started = Instant::now();
     let o = analyze(&run, &[]);
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     assert!(out(&o).contains("run.series.jsonl"), "{}", out(&o));
     assert!(status_of(&o, "T9").contains("????"), "{}", out(&o));
     // A dense snapshot over 64 MiB: refused by its size.

@@ -119,10 +119,12 @@ pub fn lenient_json(data: &[u8]) {
         return;
     };
     let once = v.to_compact();
-    let back = json::parse(&once).unwrap_or_else(|e| panic!("written JSON does not parse: {e:?}\n{once}"));
+    let back =
+        json::parse(&once).unwrap_or_else(|e| panic!("written JSON does not parse: {e:?}\n{once}"));
     assert_eq!(back.to_compact(), once);
     let pretty = v.to_pretty(1);
-    let back = json::parse(&pretty).unwrap_or_else(|e| panic!("pretty JSON does not parse: {e:?}\n{pretty}"));
+    let back = json::parse(&pretty)
+        .unwrap_or_else(|e| panic!("pretty JSON does not parse: {e:?}\n{pretty}"));
     assert_eq!(back.to_compact(), once);
 }
 
@@ -176,9 +178,14 @@ pub fn bench(data: &[u8]) {
     for c in counts.into_iter().flatten() {
         assert!((0..=1i64 << 53).contains(&c), "count {c} kept");
     }
-    for f in [r.duration, r.output_throughput, r.mean_ttft_ms, r.median_ttft_ms]
-        .into_iter()
-        .flatten()
+    for f in [
+        r.duration,
+        r.output_throughput,
+        r.mean_ttft_ms,
+        r.median_ttft_ms,
+    ]
+    .into_iter()
+    .flatten()
     {
         assert!(f.is_finite() && f >= 0.0, "{f} kept");
     }
@@ -219,7 +226,8 @@ pub fn bootlog_trtllm(data: &[u8]) {
 pub fn pack_target(data: &[u8]) {
     if let Ok(p) = pack::decode(&text(data)) {
         let once = pack::encode(&p);
-        let back = pack::decode(&once).unwrap_or_else(|e| panic!("an encoded pack does not decode: {e}"));
+        let back =
+            pack::decode(&once).unwrap_or_else(|e| panic!("an encoded pack does not decode: {e}"));
         assert_eq!(pack::encode(&back), once);
     }
     let files = split_files(data);
