@@ -97,7 +97,7 @@ impl Series {
                 let at = Some(line as usize);
                 let why = Why::AboveEngineLimit(cap);
                 self.implausible
-                    .push(Implausible::new(file, at, "running", v, why));
+                    .push(Implausible::new(file, at, column::RUNNING, v, why));
                 row.running = None;
             }
         }
@@ -168,24 +168,43 @@ fn max_of(values: impl Iterator<Item = f64>) -> Option<f64> {
     best
 }
 
+/// The column names by position in [`Row::COLUMNS`] (the documents module spells them
+/// once), for naming a refused value. A snapshot document's clock keys have the same
+/// names as the series' clock columns.
+pub mod column {
+    use super::Row;
+
+    pub const T_WALL: &str = Row::COLUMNS[Row::T_WALL];
+    pub const T_MONO_NS: &str = Row::COLUMNS[Row::T_MONO_NS];
+    pub const LATENCY_S: &str = Row::COLUMNS[2];
+    pub const RUNNING: &str = Row::COLUMNS[3];
+    pub const WAITING: &str = Row::COLUMNS[4];
+    pub const KV_USAGE: &str = Row::COLUMNS[5];
+    pub const PREEMPTIONS: &str = Row::COLUMNS[6];
+    pub const GENERATION_TOKENS: &str = Row::COLUMNS[7];
+    pub const PROMPT_TOKENS: &str = Row::COLUMNS[8];
+    pub const PAUSED: &str = Row::COLUMNS[9];
+}
+
 /// A row through the plausibility gate: refused values become absent and are recorded;
 /// a refused `t_wall` (the one required column) drops the row.
 fn gate_row(mut r: Row, at: (&str, Option<usize>), out: &mut Vec<Implausible>) -> Option<Row> {
-    if !plausible::gate(Quantity::WallClock, r.t_wall, at, "t_wall", out) {
+    use column as c;
+    if !plausible::gate(Quantity::WallClock, r.t_wall, at, c::T_WALL, out) {
         return None;
     }
     r.t_mono_ns = r
         .t_mono_ns
-        .filter(|&n| plausible::gate(Quantity::MonoNs, n as f64, at, "t_mono_ns", out));
+        .filter(|&n| plausible::gate(Quantity::MonoNs, n as f64, at, c::T_MONO_NS, out));
     let mut keep = |q, v, field| plausible::keep(q, v, at, field, out);
-    r.latency_s = keep(Quantity::Seconds, r.latency_s, "latency_s");
-    r.running = keep(Quantity::Requests, r.running, "running");
-    r.waiting = keep(Quantity::Requests, r.waiting, "waiting");
-    r.kv_usage = keep(Quantity::KvFraction, r.kv_usage, "kv_usage");
-    r.preemptions = keep(Quantity::Counter, r.preemptions, "preemptions");
-    r.generation_tokens = keep(Quantity::Counter, r.generation_tokens, "generation_tokens");
-    r.prompt_tokens = keep(Quantity::Counter, r.prompt_tokens, "prompt_tokens");
-    r.paused = keep(Quantity::Requests, r.paused, "paused");
+    r.latency_s = keep(Quantity::Seconds, r.latency_s, c::LATENCY_S);
+    r.running = keep(Quantity::Requests, r.running, c::RUNNING);
+    r.waiting = keep(Quantity::Requests, r.waiting, c::WAITING);
+    r.kv_usage = keep(Quantity::KvFraction, r.kv_usage, c::KV_USAGE);
+    r.preemptions = keep(Quantity::Counter, r.preemptions, c::PREEMPTIONS);
+    r.generation_tokens = keep(Quantity::Counter, r.generation_tokens, c::GENERATION_TOKENS);
+    r.prompt_tokens = keep(Quantity::Counter, r.prompt_tokens, c::PROMPT_TOKENS);
+    r.paused = keep(Quantity::Requests, r.paused, c::PAUSED);
     Some(r)
 }
 
@@ -481,6 +500,36 @@ impl Key {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn column_constants_are_the_field_names() {
+        assert_eq!(
+            [
+                column::T_WALL,
+                column::T_MONO_NS,
+                column::LATENCY_S,
+                column::RUNNING,
+                column::WAITING,
+                column::KV_USAGE,
+                column::PREEMPTIONS,
+                column::GENERATION_TOKENS,
+                column::PROMPT_TOKENS,
+                column::PAUSED,
+            ],
+            [
+                "t_wall",
+                "t_mono_ns",
+                "latency_s",
+                "running",
+                "waiting",
+                "kv_usage",
+                "preemptions",
+                "generation_tokens",
+                "prompt_tokens",
+                "paused",
+            ]
+        );
+    }
 
     #[test]
     fn reads_header_rows_and_skips_damage() {

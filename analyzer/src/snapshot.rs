@@ -6,6 +6,7 @@ use crate::engine::Engine;
 use crate::input::{decode_strict, InputError};
 use crate::plausible::{self, Implausible, Quantity};
 use crate::prom::Exposition;
+use crate::series::column;
 
 /// One timed reading of a server's metrics.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,7 +67,7 @@ impl Snapshot {
                 Quantity::WallClock,
                 doc.t_wall,
                 at,
-                "t_wall",
+                column::T_WALL,
                 &mut implausible,
             ) {
             doc.t_wall
@@ -78,7 +79,7 @@ impl Snapshot {
                 Quantity::MonoNs,
                 n as f64,
                 at,
-                "t_mono_ns",
+                column::T_MONO_NS,
                 &mut implausible,
             )
         });
@@ -86,7 +87,7 @@ impl Snapshot {
             Quantity::Seconds,
             doc.latency_s,
             at,
-            "latency_s",
+            column::LATENCY_S,
             &mut implausible,
         );
         let mut s = Snapshot {

@@ -156,7 +156,8 @@ fn seed_all() -> Result<()> {
         let mut run_files: Vec<(String, Vec<u8>)> = Vec::new();
         for e in std::fs::read_dir(dir)?.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if !e.file_type()?.is_file() || name == "results.json" || name == "report.html" {
+            let outputs = [analyzer::docs::RESULTS, analyzer::docs::REPORT];
+            if !e.file_type()?.is_file() || outputs.contains(&name.as_str()) {
                 continue;
             }
             let bytes = std::fs::read(e.path())?;
@@ -184,7 +185,7 @@ fn seed_all() -> Result<()> {
                 let first_line = head.split(|&b| b == b'\n').next().unwrap_or_default();
                 seed("documents", first_line)?;
             }
-            if name.starts_with("bench.json") {
+            if name.starts_with(analyzer::docs::BENCH_JSON) {
                 seed("bench", &head)?;
             }
             if name.ends_with(".json") && bytes.len() <= 256 * 1024 {

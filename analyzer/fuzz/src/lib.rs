@@ -16,7 +16,7 @@ use analyzer::json;
 use analyzer::pack;
 use analyzer::plausible::{self, Implausible, Quantity};
 use analyzer::prom::Exposition;
-use analyzer::series::Series;
+use analyzer::series::{column, Series};
 use analyzer::snapshot::{self, Snapshot};
 use analyzer::verdict::Status;
 
@@ -308,14 +308,14 @@ pub fn run(data: &[u8]) {
 pub fn readers(i: &Implausible, snap_engine: Engine) -> &'static [u8] {
     if i.file.ends_with(".series.jsonl") {
         return match i.field.as_str() {
-            "running" => &[8, 9],
-            "waiting" => &[8],
-            "kv_usage" => &[9, 14],
-            "paused" => &[1],
+            column::RUNNING => &[8, 9],
+            column::WAITING => &[8],
+            column::KV_USAGE => &[9, 14],
+            column::PAUSED => &[1],
             _ => &[],
         };
     }
-    if i.file.ends_with("bench.json") || i.file.ends_with("bench.jsonl") {
+    if i.file.ends_with(docs::BENCH_JSON) || i.file.ends_with(docs::BENCH_JSONL) {
         return &[15];
     }
     let m = snap_engine.metrics();
@@ -326,7 +326,7 @@ pub fn readers(i: &Implausible, snap_engine: Engine) -> &'static [u8] {
         &[10, 15]
     } else if f == m.requests_finished {
         &[15]
-    } else if matches!(f, "t_wall" | "t_mono_ns" | "latency_s") {
+    } else if [column::T_WALL, column::T_MONO_NS, column::LATENCY_S].contains(&f) {
         &[10]
     } else {
         &[]

@@ -6,7 +6,7 @@ use crate::counters::Pair;
 use crate::engine::Engine;
 use crate::num::plural;
 use crate::plausible;
-use crate::series::Series;
+use crate::series::{column, Series};
 use crate::verdict::{CheckResult, Status};
 
 pub fn check(
@@ -107,7 +107,7 @@ fn trtllm(engine: Engine, series: Option<&Series>, facts: Option<&BootFacts>) ->
                 .with("preemptions", pauses);
         }
     }
-    if let Some(bad) = series.and_then(|s| s.implausible_in(&["paused"])) {
+    if let Some(bad) = series.and_then(|s| s.implausible_in(&[column::PAUSED])) {
         return base(Status::Unknown, plausible::cannot_tell(bad))
             .with("implausible", bad.to_string());
     }

@@ -4,10 +4,16 @@
 use crate::counters::Pair;
 use crate::num::fixed;
 use crate::plausible;
+use crate::series::column;
 use crate::verdict::{CheckResult, Status};
 
 pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
-    if let Some(bad) = pair.implausible(&[counter, "t_wall", "t_mono_ns", "latency_s"]) {
+    if let Some(bad) = pair.implausible(&[
+        counter,
+        column::T_WALL,
+        column::T_MONO_NS,
+        column::LATENCY_S,
+    ]) {
         return CheckResult::new(10, Status::Unknown, plausible::cannot_tell(bad))
             .with("implausible", bad.to_string());
     }
