@@ -24,8 +24,11 @@ use analyzer::verdict::Status;
 /// (`cargo xtask fuzz` writes its seeds the same way).
 pub const FILE_SEPARATOR: &[u8] = b"\n\x00--inferlint-fuzz-file--\x00\n";
 
+/// What a target runs on one input.
+pub type Check = fn(&[u8]);
+
 /// The targets, by name, with the function each runs.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Check)] = &[
     ("prom", prom),
     ("snapshot", snapshot),
     ("lenient_json", lenient_json),
