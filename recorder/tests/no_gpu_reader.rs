@@ -97,3 +97,50 @@ fn numeric_flags_refuse_what_cannot_be_used() {
         assert!(!t.contains("panicked"), "{args:?}: {t}");
     }
 }
+
+mod common;
+
+/// `record --serve` on a box without `nvidia-smi`: the gate can't tell, so the server is
+/// started with a warning (T2 can't tell, never "not free"); `--require-gpu-check`
+/// refuses instead, before any server starts.
+#[test]
+fn record_serve_goes_on_with_a_warning_unless_the_check_is_required() {
+    let w = common::World::new("no-gpu-record");
+    std::fs::remove_file(w.bin.join("nvidia-smi")).unwrap();
+    let port = common::free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let serve = format!(
+        "sglang serve --model-path /root/models/Qwen3-8B --port {port} --enable-metrics --sim-speed 60"
+    );
+    let mut c = w.recorder();
+    c.args(["record", "-o", "run", "--no-probe", "--serve", &serve, "--"])
+        .args(common::bench(&base, "/root/models/Qwen3-8B", 4, 16));
+    let out = common::run_bounded(c, 180);
+    let said = format!("{}{}", common::text(&out.stdout), common::text(&out.stderr));
+    assert!(
+        said.contains("warning: can't tell whether the GPU is free"),
+        "{said}"
+    );
+    let gate = common::json(&w.dir.join("run/gate.json"));
+    assert!(gate.get("clear").unwrap().is_null(), "{gate:?}");
+    assert!(w.dir.join("run/run.series.jsonl").is_file(), "{said}");
+    let (v, _) = common::verdicts(&w.dir.join("run"));
+    assert_eq!(common::status(&v, "T2"), "unknown", "{v:?}");
+
+    let mut c = w.recorder();
+    c.args([
+        "record",
+        "-o",
+        "run2",
+        "--require-gpu-check",
+        "--serve",
+        &format!("vllm serve m --port {}", common::free_port()),
+        "--",
+        "true",
+    ]);
+    let out = common::run_bounded(c, 60);
+    assert_eq!(out.status.code(), Some(1), "{}", common::text(&out.stderr));
+    let mut have = common::files(&w.dir.join("run2"));
+    have.retain(|f| f != "results.json" && f != "report.html");
+    assert_eq!(have, vec!["gate.json", "manifest.json"]);
+}
