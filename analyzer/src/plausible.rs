@@ -22,6 +22,10 @@ pub const KV_SLACK: f64 = 1e-9;
 /// Wall-clock Unix seconds up to the year 2286: any later stamp is damage, not a time.
 pub const MAX_WALL_S: f64 = 1e10;
 
+/// 2^62 nanoseconds, 146 years: past it a monotonic stamp is damage (a float stamp too
+/// large for an integer arrives saturated at 2^63 - 1).
+pub const MAX_MONO_NS: f64 = 4_611_686_018_427_387_904.0;
+
 /// A duration longer than a year is damage (a 7-day recording is the longest foreseen).
 pub const MAX_SECONDS: f64 = 365.0 * 86_400.0;
 
@@ -63,6 +67,8 @@ pub enum Why {
     AboveEngineLimit(u64),
     TooLong,
     NotATime,
+    /// Past 2^62 ns: no monotonic clock has run 146 years.
+    NotAClock,
 }
 
 impl fmt::Display for Why {
@@ -80,6 +86,7 @@ impl fmt::Display for Why {
             ),
             Why::TooLong => f.write_str("is longer than a year"),
             Why::NotATime => f.write_str("is not a Unix time between 1970 and 2286"),
+            Why::NotAClock => f.write_str("is past any monotonic clock (146 years)"),
         }
     }
 }
@@ -98,7 +105,7 @@ pub fn check(q: Quantity, v: f64) -> Result<(), Why> {
         Quantity::KvFraction => (1.0 + KV_SLACK, Why::AboveOne),
         Quantity::Seconds => (MAX_SECONDS, Why::TooLong),
         Quantity::WallClock => (MAX_WALL_S, Why::NotATime),
-        Quantity::MonoNs => (f64::MAX, Why::PastExact),
+        Quantity::MonoNs => (MAX_MONO_NS, Why::NotAClock),
     };
     if v < 0.0 {
         return Err(if q == Quantity::WallClock {
@@ -240,6 +247,8 @@ mod tests {
         assert_eq!(check(WallClock, 1.79e9), Ok(()));
         assert_eq!(check(WallClock, 1e308), Err(Why::NotATime));
         assert_eq!(check(Seconds, 4e7), Err(Why::TooLong));
+        assert_eq!(check(MonoNs, i64::MAX as f64), Err(Why::NotAClock));
+        assert_eq!(check(MonoNs, 3e15), Ok(()));
     }
 
     #[test]

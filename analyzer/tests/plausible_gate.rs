@@ -235,3 +235,44 @@ fn the_notes_name_each_file_once() {
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(notes[0].contains("and 2 more"), "{}", notes[0]);
 }
+
+#[test]
+fn a_span_longer_than_a_year_gives_no_rate() {
+    let mut files = run_files("vllm");
+    let text = String::from_utf8_lossy(
+        &files
+            .iter()
+            .find(|(n, _)| n == "before.snapshot.json")
+            .unwrap()
+            .1,
+    )
+    .into_owned();
+    let line_of = |key: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(key))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    // A wall clock of 1.0 (plausible alone) and no monotonic clock: 57 years apart.
+    let (wall, mono) = (line_of("\"t_wall\""), line_of("\"t_mono_ns\""));
+    mutate(
+        &mut files,
+        "before.snapshot.json",
+        &wall,
+        "\"t_wall\": 1.0,",
+    );
+    mutate(
+        &mut files,
+        "before.snapshot.json",
+        &mono,
+        "\"t_mono_ns\": null,",
+    );
+    let a = analyze_files(&files);
+    assert_eq!(status(&a, 10), Status::Unknown, "{}", message(&a, 10));
+    assert!(
+        message(&a, 10).contains("longer than a year"),
+        "{}",
+        message(&a, 10)
+    );
+}

@@ -42,6 +42,17 @@ pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
             ),
         );
     }
+    // A span longer than a year between two readings of one run is a damaged clock.
+    if span.seconds > plausible::MAX_SECONDS {
+        return CheckResult::new(
+            10,
+            Status::Unknown,
+            format!(
+                "the span between the readings is {} s, longer than a year: a clock is damaged",
+                plausible::shown(span.seconds)
+            ),
+        );
+    }
     let rate = tokens / span.seconds;
     let int_span = pair.after.t_wall.trunc() - pair.before.t_wall.trunc();
     let mut r = CheckResult::new(
