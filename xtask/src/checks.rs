@@ -92,7 +92,14 @@ pub(crate) fn ci() -> Result<()> {
         "wasm32-unknown-unknown",
         "--lib",
     ]))?;
-    // Every fuzz target for a short while (the long run is `cargo xtask fuzz-campaign`).
-    crate::fuzz::fuzz(&[], false)?;
+    // Every fuzz target for a short while (the long run is `cargo xtask fuzz-campaign`);
+    // INFERLINT_CI_FUZZ_SECONDS sets the seconds per target, 0 skips it.
+    let seconds = std::env::var("INFERLINT_CI_FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(crate::fuzz::CI_SECONDS);
+    if seconds > 0 {
+        crate::fuzz::fuzz(&["--seconds".to_string(), seconds.to_string()], false)?;
+    }
     test()
 }
