@@ -10,7 +10,7 @@
 
 use std::cell::RefCell;
 use std::fs::{File, Metadata};
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use analyzer::analysis::{InputFile, RunInput};
@@ -75,6 +75,9 @@ fn read_file(path: &Path, role: Role, no_follow: bool) -> Result<Vec<u8>, String
             analyzer::num::thousands(m.len() as f64)
         ));
     }
+    let mut f = f;
+    // Read from the start, wherever the hole search left the offset.
+    f.seek(SeekFrom::Start(0)).map_err(|e| io_reason(&e))?;
     let mut bytes = Vec::with_capacity(usize::try_from(m.len()).unwrap_or(0));
     // One byte past the limit tells a file that grew while being read.
     f.take(role.max_bytes() + 1)
@@ -95,11 +98,10 @@ fn has_holes(f: &File, len: u64) -> bool {
         if len == 0 {
             return false;
         }
-        // SAFETY: lseek on a descriptor we own; the offset is only read. The position
-        // it moves is irrelevant (reads below start again from 0 with a fresh seek).
+        // SAFETY: lseek on a descriptor we own; it only moves the file offset, which
+        // the caller sets back to 0 before reading.
         let hole = unsafe { libc::lseek(f.as_raw_fd(), 0, libc::SEEK_HOLE) };
-        let rewound = unsafe { libc::lseek(f.as_raw_fd(), 0, libc::SEEK_SET) };
-        hole >= 0 && rewound == 0 && (hole as u64) < len
+        hole >= 0 && (hole as u64) < len
     }
     #[cfg(not(target_os = "linux"))]
     {
