@@ -217,7 +217,7 @@ pub fn shown(v: f64) -> String {
 
 /// The sentence a check gives when a value it needs was refused.
 pub fn cannot_tell(i: &Implausible) -> String {
-    format!("an implausible value, so this cannot be told: {i}")
+    format!("can't tell from an implausible value: {i}")
 }
 
 #[cfg(test)]
