@@ -9,6 +9,7 @@ use crate::docs::{self, Gate, Probe, Teardown};
 use crate::engine::{engine_from_log, Engine};
 use crate::input::InputError;
 use crate::manifest::Manifest;
+use crate::plausible::Implausible;
 use crate::report::Report;
 use crate::series::Series;
 use crate::snapshot::Snapshot;
@@ -38,6 +39,9 @@ pub struct Analysis {
     pub notes: Vec<String>,
     /// Input errors: each also made the checks needing that file `unknown`.
     pub errors: Vec<InputError>,
+    /// Values the plausibility gate refused: each made the checks reading its field
+    /// `unknown` (never a pass).
+    pub implausible: Vec<Implausible>,
 }
 
 impl Analysis {
@@ -168,6 +172,17 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         }
     }
     let facts = logs.first().map(|l| &l.facts);
+    // The engine's own limit on running requests bounds the running gauge (plausible.rs).
+    let cap = facts
+        .and_then(|f| f.running_cap_info())
+        .and_then(|c| u64::try_from(c.cap).ok());
+    if let (Some(Ok(s)), Some(cap), Some(f)) = (&mut p.series, cap, &input.series) {
+        s.gate_running(cap, &f.name);
+    }
+    let implausible = implausible_values(&p);
+    for group in implausible_notes(&implausible) {
+        notes.push(group);
+    }
 
     let before = ok_or_note(&p.before, &mut errors);
     let after = ok_or_note(&p.after, &mut errors);
@@ -325,7 +340,45 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         report,
         notes,
         errors,
+        implausible,
     })
+}
+
+/// Every value the plausibility gate refused, input by input.
+fn implausible_values(p: &Parsed) -> Vec<Implausible> {
+    let mut all = Vec::new();
+    for s in [&p.before, &p.after].into_iter().flatten().flatten() {
+        all.extend(s.implausible.iter().cloned());
+    }
+    if let Some(Ok(s)) = &p.series {
+        all.extend(s.implausible.iter().cloned());
+    }
+    if let Some(Ok(b)) = &p.bench {
+        all.extend(b.implausible.iter().cloned());
+    }
+    all
+}
+
+/// One note per file: its first refused value and how many more (a damaged series can
+/// hold thousands).
+fn implausible_notes(all: &[Implausible]) -> Vec<String> {
+    let mut notes: Vec<(String, usize, String)> = Vec::new();
+    for i in all {
+        match notes.iter_mut().find(|(f, _, _)| *f == i.file) {
+            Some(n) => n.1 += 1,
+            None => notes.push((i.file.clone(), 1, i.to_string())),
+        }
+    }
+    notes
+        .into_iter()
+        .map(|(_, n, first)| match n {
+            1 => format!("implausible value left out: {first}"),
+            n => format!(
+                "implausible value left out: {first} (and {} more in that file)",
+                n - 1
+            ),
+        })
+        .collect()
 }
 
 fn ok_or_note<'a, T>(

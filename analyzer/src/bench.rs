@@ -3,8 +3,10 @@
 
 use crate::input::{decode_strict, InputError};
 use crate::json::{self, Json};
+use crate::plausible::{self, Implausible, Quantity};
 
-/// The fields inferlint reads; absent when missing, null or of another type.
+/// The fields inferlint reads; absent when missing, null or of another type, or when the
+/// value is implausible (then recorded in `implausible`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BenchResult {
     pub completed: Option<i64>,
@@ -20,6 +22,8 @@ pub struct BenchResult {
     pub mean_tpot_ms: Option<f64>,
     pub num_prompts: Option<i64>,
     pub backend: Option<String>,
+    /// Values the plausibility gate refused (`plausible`), by key; each field is absent.
+    pub implausible: Vec<Implausible>,
 }
 
 impl BenchResult {
@@ -27,8 +31,8 @@ impl BenchResult {
     /// appends one line per run). The value must be an object.
     pub fn read(file: &str, bytes: &[u8]) -> Result<BenchResult, InputError> {
         let text = decode_strict(file, bytes)?;
-        let value = match json::parse(text) {
-            Ok(v) => v,
+        let (value, line) = match json::parse(text) {
+            Ok(v) => (v, None),
             Err(whole) => {
                 let last = text
                     .lines()
@@ -36,8 +40,11 @@ impl BenchResult {
                     .filter(|(_, l)| !l.trim().is_empty())
                     .last();
                 match last {
-                    Some((i, l)) if i > 0 => json::parse(l.trim())
-                        .map_err(|e| InputError::new(file, Some(i + 1), e.reason))?,
+                    Some((i, l)) if i > 0 => (
+                        json::parse(l.trim())
+                            .map_err(|e| InputError::new(file, Some(i + 1), e.reason))?,
+                        Some(i + 1),
+                    ),
                     _ => return Err(InputError::new(file, Some(whole.line), whole.reason)),
                 }
             }
@@ -49,19 +56,28 @@ impl BenchResult {
                 "a load-tool result must be a JSON object",
             ));
         }
-        Ok(Self::from_json(&value))
+        Ok(Self::from_json(&value, (file, line)))
     }
 
-    fn from_json(v: &Json) -> BenchResult {
-        let int = |k: &str| v.get(k).and_then(Json::as_i64_trunc);
-        let float = |k: &str| v.get(k).and_then(Json::as_f64);
-        BenchResult {
+    fn from_json(v: &Json, at: (&str, Option<usize>)) -> BenchResult {
+        let found = std::cell::RefCell::new(Vec::new());
+        // Each number through the gate before it is truncated: 2^63 must not saturate.
+        let gated = |k: &str, q: Quantity| {
+            let x = v.get(k).and_then(Json::as_f64)?;
+            plausible::keep(q, Some(x), at, k, &mut found.borrow_mut())
+        };
+        let int = |k: &str| {
+            gated(k, Quantity::Count)?;
+            v.get(k).and_then(Json::as_i64_trunc)
+        };
+        let float = |k: &str| gated(k, Quantity::Measure);
+        let mut r = BenchResult {
             completed: int("completed"),
             failed: int("failed"),
             total_output_tokens: int("total_output_tokens"),
             total_input_tokens: int("total_input_tokens"),
             max_concurrency: int("max_concurrency"),
-            duration: float("duration"),
+            duration: gated("duration", Quantity::Seconds),
             output_throughput: float("output_throughput"),
             mean_ttft_ms: float("mean_ttft_ms"),
             median_ttft_ms: float("median_ttft_ms"),
@@ -69,7 +85,10 @@ impl BenchResult {
             mean_tpot_ms: float("mean_tpot_ms"),
             num_prompts: int("num_prompts"),
             backend: v.get("backend").and_then(Json::as_str).map(str::to_string),
-        }
+            implausible: Vec::new(),
+        };
+        r.implausible = found.into_inner();
+        r
     }
 
     /// Usable for discovery: both `completed` and `total_output_tokens` present.
@@ -126,6 +145,27 @@ mod tests {
         assert!(BenchResult::read("b", b"[1, 2]").is_err());
         let e = BenchResult::read("b", b"{\"a\": ").unwrap_err();
         assert_eq!(e.line, Some(1));
+    }
+
+    #[test]
+    fn implausible_counts_are_refused_not_saturated() {
+        let r = BenchResult::read(
+            "bench.json",
+            br#"{"completed": 9223372036854775808, "total_output_tokens": -3, "failed": 0, "duration": NaN}"#,
+        )
+        .unwrap();
+        assert_eq!((r.completed, r.total_output_tokens), (None, None));
+        assert_eq!(r.failed, Some(0));
+        let shown: Vec<String> = r.implausible.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "bench.json: completed = 9.223372036854776e18 is past 2^53, beyond what inferlint can count exactly",
+                "bench.json: total_output_tokens = -3 is negative where the quantity cannot be",
+                "bench.json: duration = NaN is not a number",
+            ]
+        );
+        assert!(!r.has_counts());
     }
 
     #[test]

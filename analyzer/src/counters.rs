@@ -187,6 +187,14 @@ impl<'a> Pair<'a> {
         })
     }
 
+    /// The first value the plausibility gate refused in either snapshot among `fields`
+    /// (metric names, or `t_wall`, `t_mono_ns`, `latency_s`).
+    pub fn implausible(&self, fields: &[&str]) -> Option<&crate::plausible::Implausible> {
+        self.before
+            .implausible_in(fields)
+            .or_else(|| self.after.implausible_in(fields))
+    }
+
     /// The span between the two readings (checks.md §1.4).
     pub fn span(&self) -> Result<Span, SpanRefused> {
         span(self.before, self.after)
@@ -260,6 +268,7 @@ mod tests {
             t_mono_ns: mono,
             latency_s: lat,
             metrics: Exposition::parse(text).unwrap(),
+            implausible: Vec::new(),
         }
     }
 

@@ -172,6 +172,7 @@ pub fn load(
         gate: file(&found.gate),
         probe: file(&found.probe),
         teardown: file(&found.teardown),
+        skipped: Vec::new(),
     }
 }
 

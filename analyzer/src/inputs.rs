@@ -52,6 +52,17 @@ pub struct RunInput {
     pub gate: Option<InputFile>,
     pub probe: Option<InputFile>,
     pub teardown: Option<InputFile>,
+    /// Entries of the run folder not read, and why (a link, a folder, a device, a file
+    /// over its role's size limit): the front end lists them; those with a role also
+    /// reach their checks as an unreadable file.
+    pub skipped: Vec<Skipped>,
+}
+
+/// An entry of a run folder left unread.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Skipped {
+    pub name: String,
+    pub reason: String,
 }
 
 /// The engine the user named, and how (for the refusal message).

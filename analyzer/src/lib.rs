@@ -21,15 +21,28 @@ pub mod manifest;
 pub mod num;
 pub mod pack;
 pub mod page;
+pub mod plausible;
 pub mod prom;
 pub mod report;
 pub mod series;
+pub mod sizes;
 pub mod snapshot;
+pub mod term;
 pub mod text;
 pub mod verdict;
 
 pub use analysis::{analyze, Analysis, AnalyzeError};
 pub use engine::Engine;
-pub use inputs::{BenchInput, InputFile, NamedEngine, Options, RunInput};
+pub use inputs::{BenchInput, InputFile, NamedEngine, Options, RunInput, Skipped};
 pub use report::Report;
 pub use verdict::{CheckResult, Status};
+
+/// Internal parsers reached by the fuzz targets (`analyzer/fuzz`) and their regression
+/// test: not an API.
+#[doc(hidden)]
+pub mod fuzzing {
+    /// The Python-literal reader of the boot logs' argument dicts (`bootlog::pylit`).
+    pub fn python_literal(text: &str) -> Option<crate::json::Json> {
+        crate::bootlog::pylit::parse(text)
+    }
+}

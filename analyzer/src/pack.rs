@@ -322,6 +322,18 @@ pub fn from_pack(p: &Pack) -> (RunInput, Options) {
             _ => {}
         }
     }
+    input.skipped = p
+        .options
+        .iter()
+        .filter(|(k, _)| k == "skipped")
+        .filter_map(|(_, v)| match json::parse(v).ok()? {
+            Json::Arr(pair) => Some(crate::inputs::Skipped {
+                name: pair.first()?.as_str()?.to_string(),
+                reason: pair.get(1)?.as_str()?.to_string(),
+            }),
+            _ => None,
+        })
+        .collect();
     let engine = p
         .option("engine")
         .and_then(Engine::parse_name)
@@ -388,6 +400,14 @@ pub fn to_pack(input: &RunInput, opts: &Options, generated_ms: Option<f64>) -> P
     }
     if let Some(t) = &opts.title {
         options.push(("title".to_string(), t.clone()));
+    }
+    // Entries of the folder left unread, one option each as `[name, reason]`.
+    for s in &input.skipped {
+        let pair = Json::Arr(vec![
+            Json::from(s.name.as_str()),
+            Json::from(s.reason.as_str()),
+        ]);
+        options.push(("skipped".to_string(), pair.to_compact()));
     }
     Pack {
         generated_ms,

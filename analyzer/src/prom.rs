@@ -11,6 +11,8 @@ pub struct Sample {
     /// Sorted by label name, so label order in the file does not matter.
     pub labels: Vec<(String, String)>,
     pub value: f64,
+    /// The 1-based line of the text it was read from (for messages about its value).
+    pub line: usize,
 }
 
 impl Sample {
@@ -60,7 +62,7 @@ impl Exposition {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let sample = parse_sample(line).map_err(|reason| PromError {
+            let sample = parse_sample(line, i + 1).map_err(|reason| PromError {
                 line: i + 1,
                 reason: reason.to_string(),
             })?;
@@ -163,7 +165,7 @@ fn is_name_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b':'
 }
 
-fn parse_sample(line: &str) -> Result<Sample, &'static str> {
+fn parse_sample(line: &str, number: usize) -> Result<Sample, &'static str> {
     let b = line.as_bytes();
     if !b.first().copied().is_some_and(is_name_start) {
         return Err("a sample line must start with a metric name");
@@ -200,6 +202,7 @@ fn parse_sample(line: &str) -> Result<Sample, &'static str> {
         name,
         labels,
         value,
+        line: number,
     })
 }
 

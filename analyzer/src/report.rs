@@ -64,6 +64,8 @@ pub struct Report {
     /// The load tool's own figures, when its result file was read (for comparing runs;
     /// not written to `results.json`, whose layout is fixed).
     pub bench: Option<BenchResult>,
+    /// Entries of the run folder not read, and why (`RunInput::skipped`).
+    pub skipped: Vec<crate::inputs::Skipped>,
 }
 
 /// What [`Report::build`] draws on.
@@ -224,6 +226,7 @@ impl Report {
             checks: inputs.checks,
             made_from,
             bench: inputs.bench.cloned(),
+            skipped: inputs.input.skipped.clone(),
         }
     }
 
@@ -278,6 +281,8 @@ struct ReportDocument<'a> {
     glossary: &'a [(String, String)],
     guide: Vec<GuideEntry>,
     made_from: &'a [String],
+    /// Entries of the run folder not read: `{name, reason}`.
+    skipped: &'a [crate::inputs::Skipped],
 }
 
 impl<'a> ReportDocument<'a> {
@@ -308,6 +313,7 @@ impl<'a> ReportDocument<'a> {
                 .map(|t| t.guide_entry(engine))
                 .collect(),
             made_from: &report.made_from,
+            skipped: &report.skipped,
         }
     }
 }

@@ -15,6 +15,7 @@ use crate::docs::{SeriesHeader, SCHEMA_KEY};
 use crate::engine::Engine;
 use crate::input::InputError;
 use crate::json::{self, Json};
+use crate::plausible::{self, Implausible, Quantity, Why};
 use crate::text::decode_lossy;
 
 pub use crate::docs::Row;
@@ -30,6 +31,11 @@ pub struct Series {
     /// Lines skipped as unreadable, and the 1-based line of the first.
     pub skipped: usize,
     pub first_skipped_line: Option<usize>,
+    /// The 1-based line of each row, for messages about its values.
+    pub row_lines: Vec<u32>,
+    /// Values the plausibility gate refused (`plausible`), by column: each is absent
+    /// from its row, and a row whose `t_wall` was refused is left out.
+    pub implausible: Vec<Implausible>,
 }
 
 impl Series {
@@ -55,7 +61,12 @@ impl Series {
                     s.interval_s = h.interval_s;
                     s.engine_named = h.engine;
                 }
-                Some(Line::Row(r)) => s.rows.push(r),
+                Some(Line::Row(r)) => {
+                    if let Some(r) = gate_row(r, (file, Some(i + 1)), &mut s.implausible) {
+                        s.rows.push(r);
+                        s.row_lines.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
+                    }
+                }
                 None => {
                     s.skipped += 1;
                     s.first_skipped_line.get_or_insert(i + 1);
@@ -71,6 +82,25 @@ impl Series {
             ));
         }
         Ok(s)
+    }
+
+    /// The first refused value among `fields` (column names).
+    pub fn implausible_in(&self, fields: &[&str]) -> Option<&Implausible> {
+        plausible::first(&self.implausible, fields)
+    }
+
+    /// Refuses `running` readings above the engine's own limit on running requests
+    /// (from its boot log): a gauge past it is damage, not a reading.
+    pub fn gate_running(&mut self, cap: u64, file: &str) {
+        for (row, &line) in self.rows.iter_mut().zip(&self.row_lines) {
+            if let Some(v) = row.running.filter(|&v| v > cap as f64) {
+                let at = Some(line as usize);
+                let why = Why::AboveEngineLimit(cap);
+                self.implausible
+                    .push(Implausible::new(file, at, column::RUNNING, v, why));
+                row.running = None;
+            }
+        }
     }
 
     /// The note for skipped lines, when any (formats.md §3.3).
@@ -136,6 +166,46 @@ fn max_of(values: impl Iterator<Item = f64>) -> Option<f64> {
         };
     }
     best
+}
+
+/// The column names by position in [`Row::COLUMNS`] (the documents module spells them
+/// once), for naming a refused value. A snapshot document's clock keys have the same
+/// names as the series' clock columns.
+pub mod column {
+    use super::Row;
+
+    pub const T_WALL: &str = Row::COLUMNS[Row::T_WALL];
+    pub const T_MONO_NS: &str = Row::COLUMNS[Row::T_MONO_NS];
+    pub const LATENCY_S: &str = Row::COLUMNS[2];
+    pub const RUNNING: &str = Row::COLUMNS[3];
+    pub const WAITING: &str = Row::COLUMNS[4];
+    pub const KV_USAGE: &str = Row::COLUMNS[5];
+    pub const PREEMPTIONS: &str = Row::COLUMNS[6];
+    pub const GENERATION_TOKENS: &str = Row::COLUMNS[7];
+    pub const PROMPT_TOKENS: &str = Row::COLUMNS[8];
+    pub const PAUSED: &str = Row::COLUMNS[9];
+}
+
+/// A row through the plausibility gate: refused values become absent and are recorded;
+/// a refused `t_wall` (the one required column) drops the row.
+fn gate_row(mut r: Row, at: (&str, Option<usize>), out: &mut Vec<Implausible>) -> Option<Row> {
+    use column as c;
+    if !plausible::gate(Quantity::WallClock, r.t_wall, at, c::T_WALL, out) {
+        return None;
+    }
+    r.t_mono_ns = r
+        .t_mono_ns
+        .filter(|&n| plausible::gate(Quantity::MonoNs, n as f64, at, c::T_MONO_NS, out));
+    let mut keep = |q, v, field| plausible::keep(q, v, at, field, out);
+    r.latency_s = keep(Quantity::Seconds, r.latency_s, c::LATENCY_S);
+    r.running = keep(Quantity::Requests, r.running, c::RUNNING);
+    r.waiting = keep(Quantity::Requests, r.waiting, c::WAITING);
+    r.kv_usage = keep(Quantity::KvFraction, r.kv_usage, c::KV_USAGE);
+    r.preemptions = keep(Quantity::Counter, r.preemptions, c::PREEMPTIONS);
+    r.generation_tokens = keep(Quantity::Counter, r.generation_tokens, c::GENERATION_TOKENS);
+    r.prompt_tokens = keep(Quantity::Counter, r.prompt_tokens, c::PROMPT_TOKENS);
+    r.paused = keep(Quantity::Requests, r.paused, c::PAUSED);
+    Some(r)
 }
 
 #[derive(Debug, PartialEq)]
@@ -430,6 +500,36 @@ impl Key {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn column_constants_are_the_field_names() {
+        assert_eq!(
+            [
+                column::T_WALL,
+                column::T_MONO_NS,
+                column::LATENCY_S,
+                column::RUNNING,
+                column::WAITING,
+                column::KV_USAGE,
+                column::PREEMPTIONS,
+                column::GENERATION_TOKENS,
+                column::PROMPT_TOKENS,
+                column::PAUSED,
+            ],
+            [
+                "t_wall",
+                "t_mono_ns",
+                "latency_s",
+                "running",
+                "waiting",
+                "kv_usage",
+                "preemptions",
+                "generation_tokens",
+                "prompt_tokens",
+                "paused",
+            ]
+        );
+    }
 
     #[test]
     fn reads_header_rows_and_skips_damage() {

@@ -2,8 +2,11 @@
 //! and bare Prometheus text (formats.md §2).
 
 use crate::docs::{self, SnapshotDoc};
+use crate::engine::Engine;
 use crate::input::{decode_strict, InputError};
+use crate::plausible::{self, Implausible, Quantity};
 use crate::prom::Exposition;
+use crate::series::column;
 
 /// One timed reading of a server's metrics.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,6 +17,11 @@ pub struct Snapshot {
     pub t_mono_ns: Option<i64>,
     pub latency_s: Option<f64>,
     pub metrics: Exposition,
+    /// Values the plausibility gate refused (`plausible`), each left out of the fields
+    /// above: a refused clock field is absent (`t_wall` NaN), a refused sample is removed
+    /// from `metrics`. Fields are named by their key or metric name; a sample's line is
+    /// its line in the Prometheus text.
+    pub implausible: Vec<Implausible>,
 }
 
 impl Snapshot {
@@ -26,13 +34,16 @@ impl Snapshot {
         } else {
             let metrics = Exposition::parse(text)
                 .map_err(|e| InputError::new(file, Some(e.line), e.reason))?;
-            Ok(Snapshot {
+            let mut s = Snapshot {
                 url: format!("file:{}", crate::text::base_name(file)),
                 t_wall: f64::NAN,
                 t_mono_ns: None,
                 latency_s: None,
                 metrics,
-            })
+                implausible: Vec::new(),
+            };
+            s.gate_samples(file);
+            Ok(s)
         }
     }
 
@@ -48,14 +59,99 @@ impl Snapshot {
                 ),
             )
         })?;
-        Ok(Snapshot {
+        let mut implausible = Vec::new();
+        let at = (file, None);
+        // NaN is how a snapshot says "no clock"; any other refused stamp reads the same.
+        let t_wall = if doc.t_wall.is_nan()
+            || plausible::gate(
+                Quantity::WallClock,
+                doc.t_wall,
+                at,
+                column::T_WALL,
+                &mut implausible,
+            ) {
+            doc.t_wall
+        } else {
+            f64::NAN
+        };
+        let t_mono_ns = doc.t_mono_ns.filter(|&n| {
+            plausible::gate(
+                Quantity::MonoNs,
+                n as f64,
+                at,
+                column::T_MONO_NS,
+                &mut implausible,
+            )
+        });
+        let latency_s = plausible::keep(
+            Quantity::Seconds,
+            doc.latency_s,
+            at,
+            column::LATENCY_S,
+            &mut implausible,
+        );
+        let mut s = Snapshot {
             url: doc.url,
-            t_wall: doc.t_wall,
-            t_mono_ns: doc.t_mono_ns,
-            latency_s: doc.latency_s,
+            t_wall,
+            t_mono_ns,
+            latency_s,
             metrics,
-        })
+            implausible,
+        };
+        let from = s.implausible.len();
+        s.gate_samples(file);
+        for i in &mut s.implausible[from..] {
+            i.part = Some("the Prometheus text in `text`");
+        }
+        Ok(s)
     }
+
+    /// Removes the samples of the series checks read whose value cannot be what the
+    /// series counts, recording each.
+    fn gate_samples(&mut self, file: &str) {
+        let found = &mut self.implausible;
+        self.metrics.samples.retain(|s| match quantity_of(&s.name) {
+            Some(q) => plausible::gate(q, s.value, (file, Some(s.line)), &s.name, found),
+            None => true,
+        });
+    }
+
+    /// The first refused value among `fields` (metric names or clock keys).
+    pub fn implausible_in(&self, fields: &[&str]) -> Option<&Implausible> {
+        plausible::first(&self.implausible, fields)
+    }
+}
+
+/// The kind of number a metric the checks read holds, by its name in any engine's table;
+/// `None` for the metrics no check reads (their values are kept as written).
+pub fn quantity_of(name: &str) -> Option<Quantity> {
+    for e in Engine::ALL {
+        let m = e.metrics();
+        let counters = [
+            m.evictions,
+            Some(m.generation_tokens),
+            Some(m.prompt_tokens),
+            Some(m.requests_finished),
+        ];
+        if counters.contains(&Some(name)) {
+            return Some(Quantity::Counter);
+        }
+        for base in [m.e2e_latency, m.ttft, m.queue_time] {
+            if name
+                .strip_prefix(base)
+                .is_some_and(|rest| matches!(rest, "_sum" | "_count"))
+            {
+                return Some(Quantity::Counter);
+            }
+        }
+        if [Some(m.running), Some(m.waiting), m.paused].contains(&Some(name)) {
+            return Some(Quantity::Requests);
+        }
+        if name == m.kv_usage {
+            return Some(Quantity::KvFraction);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -67,6 +163,30 @@ mod tests {
         let s = Snapshot::read("dir/a.prom", b"x 1\n").unwrap();
         assert_eq!(s.url, "file:a.prom");
         assert!(s.t_wall.is_nan());
+    }
+
+    #[test]
+    fn implausible_counters_and_clocks_are_refused_and_named() {
+        let s = Snapshot::read(
+            "run/after.prom",
+            b"vllm:num_preemptions_total NaN\nvllm:generation_tokens_total 12\nother NaN\n",
+        )
+        .unwrap();
+        assert_eq!(s.metrics.samples.len(), 2);
+        let i = s.implausible_in(&["vllm:num_preemptions_total"]).unwrap();
+        assert_eq!(
+            i.to_string(),
+            "run/after.prom:1: vllm:num_preemptions_total = NaN is not a number"
+        );
+        assert!(s
+            .implausible_in(&["vllm:generation_tokens_total"])
+            .is_none());
+        let doc = br#"{"schema": "inferlint.snapshot/1", "url": "u", "t_wall": 1e308, "t_mono_ns": -4, "latency_s": 0.01, "text": "sglang:token_usage 2.5\n"}"#;
+        let s = Snapshot::read("s.json", doc).unwrap();
+        assert!(s.t_wall.is_nan());
+        assert_eq!(s.t_mono_ns, None);
+        let fields: Vec<&str> = s.implausible.iter().map(|i| i.field.as_str()).collect();
+        assert_eq!(fields, ["t_wall", "t_mono_ns", "sglang:token_usage"]);
     }
 
     #[test]

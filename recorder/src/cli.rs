@@ -8,6 +8,7 @@ use analyzer::Engine;
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands;
+use crate::flags;
 
 const EXAMPLES: &str = "Examples:
   # start vLLM, record around its own benchmark client, stop it, check the run
@@ -114,20 +115,24 @@ pub struct RecordArgs {
     #[arg(long, value_name = "FILE")]
     pub boot_log: Option<PathBuf>,
     /// The concurrency asked for (T8; default: the load's --max-concurrency)
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = flags::requested)]
     pub requested: Option<i64>,
     /// The load tool's result file (default: found)
     #[arg(long, value_name = "FILE")]
     pub bench_result: Option<PathBuf>,
     /// Seconds between series readings
-    #[arg(long, default_value_t = 0.25, value_name = "S")]
+    #[arg(long, default_value_t = 0.25, value_name = "S", value_parser = flags::positive_seconds)]
     pub interval: f64,
     /// Seconds to wait for readiness
-    #[arg(long, default_value_t = 900.0, value_name = "S")]
+    #[arg(long, default_value_t = 900.0, value_name = "S", value_parser = flags::positive_seconds)]
     pub ready_timeout: f64,
     /// (tests) seconds the card may take to read clear after the stop
-    #[arg(long, default_value_t = t02::STOP_TIMEOUT_S, hide = true, value_name = "S")]
+    #[arg(long, default_value_t = t02::STOP_TIMEOUT_S, hide = true, value_name = "S", value_parser = flags::seconds)]
     pub stop_card_timeout: f64,
+    /// Refuse to start the server when the GPU cannot be checked (no nvidia-smi):
+    /// without it the start goes ahead with a warning
+    #[arg(long)]
+    pub require_gpu_check: bool,
     /// Skip the 9 probe requests
     #[arg(long)]
     pub no_probe: bool,
@@ -163,10 +168,10 @@ pub struct WatchArgs {
     #[arg(short = 'o', value_name = "FILE")]
     pub out: PathBuf,
     /// Seconds between readings
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, value_parser = flags::positive_seconds)]
     pub interval: f64,
     /// Stop after this many seconds
-    #[arg(long)]
+    #[arg(long, value_parser = flags::positive_seconds)]
     pub duration: Option<f64>,
     #[command(flatten)]
     pub engine: EngineArg,
@@ -180,9 +185,9 @@ pub struct ProbeArgs {
     /// The model to ask (default: the first the server lists)
     #[arg(long)]
     pub model: Option<String>,
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = flags::concurrency)]
     pub concurrency: usize,
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = flags::max_tokens)]
     pub max_tokens: u32,
     /// Also write probe.json here
     #[arg(short = 'o', value_name = "FILE")]
@@ -193,11 +198,11 @@ pub struct ProbeArgs {
 
 #[derive(Args, Debug)]
 pub struct GpuArgs {
-    #[arg(long, default_value_t = t02::MAX_USED_MIB)]
+    #[arg(long, default_value_t = t02::MAX_USED_MIB, value_parser = flags::mib)]
     pub max_used_mib: i64,
-    #[arg(long, default_value_t = t02::CONSECUTIVE)]
+    #[arg(long, default_value_t = t02::CONSECUTIVE, value_parser = flags::consecutive)]
     pub consecutive: u32,
-    #[arg(long, default_value_t = t02::GATE_TIMEOUT_S)]
+    #[arg(long, default_value_t = t02::GATE_TIMEOUT_S, value_parser = flags::seconds)]
     pub timeout: f64,
     /// Also write gate.json here
     #[arg(short = 'o', value_name = "FILE")]
@@ -211,11 +216,11 @@ pub struct GpuArgs {
 
 #[derive(Args, Debug)]
 pub struct TeardownArgs {
-    #[arg(long, default_value_t = t02::MAX_USED_MIB)]
+    #[arg(long, default_value_t = t02::MAX_USED_MIB, value_parser = flags::mib)]
     pub max_used_mib: i64,
-    #[arg(long, default_value_t = t02::CONSECUTIVE)]
+    #[arg(long, default_value_t = t02::CONSECUTIVE, value_parser = flags::consecutive)]
     pub consecutive: u32,
-    #[arg(long, default_value_t = t02::STOP_TIMEOUT_S)]
+    #[arg(long, default_value_t = t02::STOP_TIMEOUT_S, value_parser = flags::seconds)]
     pub timeout: f64,
     /// Show what would be stopped, stop nothing
     #[arg(long)]
@@ -280,7 +285,10 @@ pub fn main(argv: Vec<std::ffi::OsString>) -> i32 {
     match r {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("inferlint-recorder: {e:#}");
+            eprintln!(
+                "inferlint-recorder: {}",
+                analyzer::term::escape(&format!("{e:#}"))
+            );
             2
         }
     }

@@ -53,7 +53,7 @@ pub fn result_line(r: &analyzer::CheckResult) -> String {
         "[{:>3}] {}  {}",
         r.id(),
         r.status.terminal_label(),
-        r.message
+        analyzer::term::escape(&r.message)
     )
 }
 

@@ -169,8 +169,52 @@ pub fn used_mib() -> Option<i64> {
     parse_used(&out)
 }
 
+/// Why the card's memory cannot be read at all, found with one call: `nvidia-smi` is
+/// not installed (an AMD card, a CPU-only box, a container without the driver tools), or
+/// it finds no driver or no card. `None` when it answers (or fails for another reason,
+/// which the rule counts as an unreadable reading).
+pub fn reader_missing() -> Option<String> {
+    let Some(exe) = executable() else {
+        return Some(
+            "nvidia-smi is not on PATH, so no NVIDIA driver tools are installed here".into(),
+        );
+    };
+    let out = Command::new(&exe)
+        .args(["--query-gpu=memory.used", "--format=csv,noheader,nounits"])
+        .stdin(Stdio::null())
+        .output();
+    match out {
+        Err(e) => Some(format!("{} cannot be run: {e}", exe.display())),
+        Ok(o) if o.status.success() => None,
+        Ok(o) => {
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            no_card_said(&said).then(|| {
+                format!(
+                    "nvidia-smi finds no NVIDIA driver or card: {}",
+                    said.lines().next().unwrap_or("").trim()
+                )
+            })
+        }
+    }
+}
+
+/// `nvidia-smi`'s words for "no driver" and "no card".
+pub fn no_card_said(text: &str) -> bool {
+    text.contains("couldn't communicate with the NVIDIA driver")
+        || text.contains("No devices were found")
+        || text.contains("NVIDIA driver is not loaded")
+}
+
 /// What the rule's loop needs from the world: a reading, the time, a wait.
 pub trait CardReader {
+    /// Why no reading can ever be taken (no reader at all); asked once, before the first.
+    fn missing(&mut self) -> Option<String> {
+        None
+    }
     /// `(MiB used or unreadable, live server processes)`.
     fn read(&mut self) -> (Option<i64>, u32);
     /// Seconds since the rule started.
@@ -183,6 +227,11 @@ pub trait CardReader {
 /// signal interrupts the wait (recorder.md §7.2).
 pub fn clear_card(rule: &Rule, reader: &mut dyn CardReader) -> CardCheck {
     let mut check = CardCheck::default();
+    // No reader: "can't tell" at once, not "not clear" after the whole wait.
+    if let Some(why) = reader.missing() {
+        check.no_reader(&why);
+        return check;
+    }
     loop {
         let (used_mib, servers) = reader.read();
         let reading = Reading {
@@ -335,6 +384,38 @@ mod tests {
         fn wait(&mut self, _: f64) -> bool {
             false
         }
+    }
+
+    struct NoReader;
+    impl CardReader for NoReader {
+        fn missing(&mut self) -> Option<String> {
+            Some("nvidia-smi is not on PATH".into())
+        }
+        fn read(&mut self) -> (Option<i64>, u32) {
+            unreachable!("no reading is taken without a reader")
+        }
+        fn elapsed(&mut self) -> f64 {
+            0.0
+        }
+        fn wait(&mut self, _: f64) -> bool {
+            unreachable!("no wait without a reader")
+        }
+    }
+
+    #[test]
+    fn no_reader_is_cant_tell_at_once() {
+        let v = clear_card(&Rule::new(800, 2, 120.0), &mut NoReader);
+        assert_eq!((v.clear, v.readings.len()), (None, 0));
+        assert!(analyzer::checks::t02_orphaned_engine::no_reader(&v.reason));
+        assert!(
+            v.reason.contains("nvidia-smi is not on PATH"),
+            "{}",
+            v.reason
+        );
+        assert!(no_card_said(
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
+        ));
+        assert!(!no_card_said("Unknown Error"));
     }
 
     #[test]

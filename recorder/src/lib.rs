@@ -8,6 +8,7 @@ pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod docs;
+pub mod flags;
 pub mod gpu;
 pub mod http;
 pub mod load;
@@ -32,6 +33,7 @@ pub fn set_json(on: bool) {
 
 /// Prints a progress line (`== ...`).
 pub fn say(line: &str) {
+    let line = analyzer::term::escape(line);
     if QUIET_STDOUT.load(Ordering::SeqCst) {
         eprintln!("{line}");
     } else {

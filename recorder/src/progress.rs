@@ -67,6 +67,7 @@ impl Progress {
     pub fn printer(&self, to_stderr: bool) -> Box<dyn Fn(&str) + Send> {
         let bar = self.bar.clone();
         Box::new(move |line: &str| {
+            let line = analyzer::term::escape(line);
             bar.suspend(|| {
                 if to_stderr {
                     eprintln!("{line}");

@@ -200,7 +200,7 @@ pub fn record_until(
             Err(e) => {
                 summary.failures += 1;
                 if verbose {
-                    eprintln!("scrape failed: {e}");
+                    eprintln!("scrape failed: {}", analyzer::term::escape(&e.to_string()));
                 }
             }
         }

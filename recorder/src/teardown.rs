@@ -46,6 +46,10 @@ pub trait World {
     fn wait(&mut self, seconds: f64) -> bool;
     /// `(MiB used, live server processes of any engine)` for the clear-card rule.
     fn card(&mut self) -> (Option<i64>, u32);
+    /// Why the card cannot be read at all (no `nvidia-smi`), asked once per rule.
+    fn card_reader_missing(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// What stopping each target did.
@@ -97,6 +101,9 @@ pub fn card_rule(world: &mut dyn World, rule: &Rule) -> CardCheck {
         start: f64,
     }
     impl CardReader for Reader<'_> {
+        fn missing(&mut self) -> Option<String> {
+            self.world.card_reader_missing()
+        }
         fn read(&mut self) -> (Option<i64>, u32) {
             self.world.card()
         }
@@ -171,6 +178,9 @@ impl World for Live {
     fn card(&mut self) -> (Option<i64>, u32) {
         let servers = procs::live_servers(&self.fs).len();
         (gpu::used_mib(), u32::try_from(servers).unwrap_or(u32::MAX))
+    }
+    fn card_reader_missing(&mut self) -> Option<String> {
+        gpu::reader_missing()
     }
 }
 

@@ -1,5 +1,6 @@
-//! `cargo xtask test` and `cargo xtask ci`: every test, the parity and bad-input trials,
-//! formatting, lints (the viewer's in wasm too) and the analyzer's wasm build.
+//! `cargo xtask test` and `cargo xtask ci`: every test, the parity and bad-input trials
+//! (the shared one and the project's `tests/trials/bad_input.py`), formatting, lints, the
+//! analyzer's wasm build and a short run of every fuzz target.
 
 use std::path::Path;
 use std::process::Command;
@@ -15,6 +16,21 @@ pub(crate) fn test() -> Result<()> {
     // tests below open the one-file reports it writes.
     viewer()?;
     run(cargo().args(["test", "--workspace"]))?;
+    // The project's own corrupted-input trial: one named case per hostile change.
+    run(cargo().args([
+        "build",
+        "--release",
+        "-q",
+        "-p",
+        "inferlint",
+        "-p",
+        "recorder",
+    ]))?;
+    run(Command::new("python3")
+        .arg(root().join("tests/trials/bad_input.py"))
+        .arg(root().join("target/release/inferlint"))
+        .arg(root().join("target/release/inferlint-recorder"))
+        .arg(root().join("fixtures/recorded")))?;
     match recorded() {
         Some(fixtures) => {
             run(cargo().args(["build", "--release", "-q", "-p", "inferlint"]))?;
@@ -87,5 +103,14 @@ pub(crate) fn ci() -> Result<()> {
         "-D",
         "warnings",
     ]))?;
+    // Every fuzz target for a short while (the long run is `cargo xtask fuzz-campaign`);
+    // INFERLINT_CI_FUZZ_SECONDS sets the seconds per target, 0 skips it.
+    let seconds = std::env::var("INFERLINT_CI_FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(crate::fuzz::CI_SECONDS);
+    if seconds > 0 {
+        crate::fuzz::fuzz(&["--seconds".to_string(), seconds.to_string()], false)?;
+    }
     test()
 }

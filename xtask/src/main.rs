@@ -4,6 +4,8 @@
 //!   cargo xtask ci     formatting, lints, the architecture invariants (`tidy`), the
 //!                      wasm builds, then `test`
 //!   cargo xtask tidy   the architecture invariants of ARCHITECTURE.md, on the source
+//!   cargo xtask fuzz   every fuzz target for a short while (part of `ci`);
+//!                      fuzz-campaign for a long run (see fuzz.rs)
 //!   cargo xtask viewer the browser viewer, built and inlined into one offline page
 //!                      (www/dist/index.html, www/dist/report.html), installing the
 //!                      pinned tools it needs when they are missing
@@ -16,6 +18,7 @@ use anyhow::{bail, Context, Result};
 mod browser;
 mod checks;
 mod demo;
+mod fuzz;
 mod tidy;
 mod tools;
 mod viewer;
@@ -73,8 +76,13 @@ fn main() -> Result<()> {
         Some("viewer") => viewer::viewer(),
         Some("viewer-inline") => viewer::finish_viewer(),
         Some("browser-tests") => browser::browser_tests(),
+        Some("fuzz") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), false),
+        Some("fuzz-campaign") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), true),
         _ => {
-            eprintln!("usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests");
+            eprintln!(
+                "usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests | \
+                 fuzz [--seconds N] [TARGET...] | fuzz-campaign [--seconds N] [TARGET...]"
+            );
             std::process::exit(2);
         }
     }

@@ -8,6 +8,7 @@ use super::args::{
     SeriesArgs,
 };
 use super::disk::{self, read_input};
+use super::output::{same_file, write_atomically};
 use super::render;
 use super::{named_engine, Exit};
 use analyzer::analysis::{
@@ -21,9 +22,21 @@ use analyzer::engine::{engine_from_log, Engine};
 use analyzer::input::InputError;
 use analyzer::json::{self, Json};
 use analyzer::series::Series;
+use analyzer::sizes::Role;
 use analyzer::snapshot::Snapshot;
+use analyzer::term::escape;
 use analyzer::text::decode_lossy;
 use analyzer::verdict::{exit_status, CheckResult};
+
+/// One line on stderr, `inferlint: ` first, control characters made visible.
+pub(crate) fn note(line: &str) {
+    eprintln!("inferlint: {}", escape(line));
+}
+
+/// One line on stdout, control characters made visible.
+fn say(line: &str) {
+    println!("{}", escape(line));
+}
 
 /// Prints results as a JSON array or as terminal lines, then the count line.
 fn print_results(results: &[CheckResult], common: &Common, extra: &[String]) {
@@ -36,7 +49,7 @@ fn print_results(results: &[CheckResult], common: &Common, extra: &[String]) {
         println!("{}", render::result_line(r, colour));
     }
     for line in extra {
-        println!("{line}");
+        say(line);
     }
     println!("{}", render::count_line(results));
 }
@@ -47,7 +60,7 @@ fn input_error(e: &InputError) -> Exit {
 
 /// Reads a snapshot given on the command line.
 fn snapshot_arg(path: &Path) -> Result<Snapshot, InputError> {
-    let f = read_input(path);
+    let f = read_input(path, Role::Snapshot);
     let bytes = f
         .bytes
         .map_err(|reason| InputError::new(&f.name, None, reason))?;
@@ -55,20 +68,20 @@ fn snapshot_arg(path: &Path) -> Result<Snapshot, InputError> {
 }
 
 fn series_arg(path: &Path) -> Result<Series, InputError> {
-    let f = read_input(path);
+    let f = read_input(path, Role::Series);
     let bytes = f
         .bytes
         .map_err(|reason| InputError::new(&f.name, None, reason))?;
     let s = Series::read(&f.name, &bytes)?;
     if let Some(n) = s.skip_note(&f.name) {
-        eprintln!("inferlint: {n}");
+        note(&n);
     }
     Ok(s)
 }
 
 /// A boot log's text (lossy); an unreadable file is an input error.
 fn log_arg(path: &Path) -> Result<(String, String), InputError> {
-    let f = read_input(path);
+    let f = read_input(path, Role::Log);
     match f.bytes {
         Ok(b) => Ok((f.name, decode_lossy(&b).into_owned())),
         Err(reason) => Err(InputError::new(&f.name, None, reason)),
@@ -93,7 +106,7 @@ fn check_snapshots_engine(named: Option<NamedEngine>, snaps: &[&Snapshot]) -> Re
         }
     }
     if found.is_none() && named.is_none() {
-        eprintln!("inferlint: no engine's metric names in the snapshots: reading them as vLLM's");
+        note("no engine's metric names in the snapshots: reading them as vLLM's");
     }
     Ok(found.unwrap_or(Engine::Vllm))
 }
@@ -131,7 +144,7 @@ pub fn preemption(args: PreemptionArgs) -> Result<i32, Exit> {
                 Some(s)
             }
             Err(e) => {
-                eprintln!("inferlint: {e}");
+                note(&e.to_string());
                 unusable = true;
                 None
             }
@@ -183,7 +196,7 @@ pub fn series(args: SeriesArgs) -> Result<i32, Exit> {
                 results.push(r);
             }
             Err(e) => {
-                eprintln!("inferlint: {e}");
+                note(&e.to_string());
                 results.push(analysis::unknown_for(14, &e));
             }
         }
@@ -211,14 +224,14 @@ pub fn check_log(args: CheckLogArgs) -> Result<i32, Exit> {
             }
             Err(e) if args.logs.len() == 1 => return Err(input_error(&e)),
             Err(e) => {
-                eprintln!("inferlint: {e}");
+                note(&e.to_string());
                 unreadable.push(e);
             }
         }
     }
     let logs = bootlog::read_logs(&texts, named.map(|n| n.engine));
-    if let Some(note) = logs.first().and_then(|l| l.facts.untested_version_note()) {
-        eprintln!("inferlint: {note}");
+    if let Some(n) = logs.first().and_then(|l| l.facts.untested_version_note()) {
+        note(&n);
     }
     let mut results = bootlog::check_logs(&logs, true);
     for e in &unreadable {
@@ -241,8 +254,8 @@ pub fn boot_facts(args: BootFactsArgs) -> Result<i32, Exit> {
     let (name, text) = log_arg(&args.log).map_err(|e| input_error(&e))?;
     check_log_engine(named, &name, &text)?;
     let facts = bootlog::read_facts(&text, named.map(|n| n.engine));
-    if let Some(note) = facts.untested_version_note() {
-        eprintln!("inferlint: {note}");
+    if let Some(n) = facts.untested_version_note() {
+        note(&n);
     }
     if args.common.json {
         println!("{}", json::to_pretty(&facts, 1));
@@ -255,14 +268,14 @@ pub fn boot_facts(args: BootFactsArgs) -> Result<i32, Exit> {
                 Json::Str(s) => s.clone(),
                 other => other.to_compact(),
             };
-            println!("{k:<28} {shown}");
+            say(&format!("{k:<28} {shown}"));
         }
     }
     if !facts.unparsed.is_empty() {
-        eprintln!(
-            "inferlint: {name}: {} recognised line(s) had an unknown format (see `unparsed`)",
+        note(&format!(
+            "{name}: {} recognised line(s) had an unknown format (see `unparsed`)",
             facts.unparsed.len()
-        );
+        ));
         if args.common.strict {
             return Ok(2);
         }
@@ -330,19 +343,60 @@ fn run_input(args: &AnalyzeArgs) -> Result<RunInput, Exit> {
         None => RunInput::default(),
     };
     if !args.boot_log.is_empty() {
-        input.boot_logs = args.boot_log.iter().map(|p| read_input(p)).collect();
+        input.boot_logs = args
+            .boot_log
+            .iter()
+            .map(|p| read_input(p, Role::Log))
+            .collect();
     }
-    let given = |p: &Option<PathBuf>| p.as_deref().map(read_input);
-    input.before = given(&args.before).or(input.before);
-    input.after = given(&args.after).or(input.after);
-    input.series = given(&args.series).or(input.series);
+    let given = |p: &Option<PathBuf>, role| p.as_deref().map(|p| read_input(p, role));
+    input.before = given(&args.before, Role::Snapshot).or(input.before);
+    input.after = given(&args.after, Role::Snapshot).or(input.after);
+    input.series = given(&args.series, Role::Series).or(input.series);
     if let Some(p) = &args.bench_result {
         input.bench = Some(BenchInput {
-            file: read_input(p),
+            file: read_input(p, Role::LoadResult),
             evidence_path: p.display().to_string(),
         });
     }
     Ok(input)
+}
+
+/// Every input path `analyze` reads (as named), to keep `--html` off them.
+pub(crate) fn input_paths(input: &RunInput) -> Vec<PathBuf> {
+    let mut files: Vec<&analyzer::InputFile> = input.boot_logs.iter().collect();
+    files.extend(
+        [
+            &input.before,
+            &input.after,
+            &input.series,
+            &input.load_log,
+            &input.manifest,
+            &input.gate,
+            &input.probe,
+            &input.teardown,
+        ]
+        .into_iter()
+        .flatten(),
+    );
+    files.extend(input.bench.as_ref().map(|b| &b.file));
+    files.iter().map(|f| PathBuf::from(&f.name)).collect()
+}
+
+/// Refuses a `--html` path that is one of the inputs or the folder's `results.json`
+/// (the page would overwrite what it was made from).
+fn check_html_target(html: &Path, input: &RunInput, results: Option<&Path>) -> Result<(), Exit> {
+    let mut taken = input_paths(input);
+    taken.extend(results.map(Path::to_path_buf));
+    match taken.iter().find(|p| same_file(html, p)) {
+        Some(p) => Err(Exit::usage(format!(
+            "--html {}: is {}, an input of this analysis (or its results.json); refusing to \
+             overwrite it",
+            html.display(),
+            p.display()
+        ))),
+        None => Ok(()),
+    }
 }
 
 pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
@@ -362,6 +416,10 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
         return Err(Exit::usage("--requested must be a positive number"));
     }
     let input = run_input(&args)?;
+    let results_path = args.run.as_ref().map(|d| d.join(analyzer::docs::RESULTS));
+    if let Some(h) = &args.html {
+        check_html_target(h, &input, results_path.as_deref())?;
+    }
     let opts = Options {
         engine: named,
         requested: args.requested,
@@ -372,7 +430,7 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
         Ok(an) => an,
         Err(AnalyzeError::NothingUsable(errors)) => {
             for e in &errors {
-                eprintln!("inferlint: {e}");
+                note(&e.to_string());
             }
             return Err(Exit::usage("no usable run file"));
         }
@@ -387,31 +445,38 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
         }
         Err(e) => return Err(Exit::usage(e.to_string())),
     };
+    for s in &analysis.report.skipped {
+        note(&format!("skipped {}: {}", s.name, s.reason));
+    }
     for e in &analysis.errors {
-        eprintln!("inferlint: {e}");
+        note(&e.to_string());
     }
     for n in &analysis.notes {
-        eprintln!("inferlint: {n}");
+        note(n);
     }
     // Written once: a long recording's chart data makes this text tens of megabytes.
     let doc = json::to_pretty(&analysis.report, 1) + "\n";
     let mut written = Vec::new();
-    if let Some(dir) = &args.run {
-        let path = dir.join(analyzer::docs::RESULTS);
-        match std::fs::write(&path, &doc) {
-            Ok(()) => written.push(path.display().to_string()),
-            Err(e) => eprintln!("inferlint: note: could not write {}: {e}", path.display()),
+    let mut unwritten = false;
+    let mut write = |path: &Path, bytes: &[u8]| match write_atomically(path, bytes) {
+        Ok(()) => written.push(path.display().to_string()),
+        Err(e) => {
+            note(&e.to_string());
+            unwritten = true;
         }
+    };
+    if let Some(path) = &results_path {
+        write(path, doc.as_bytes());
     }
     let html_path = args
         .html
         .clone()
         .or_else(|| args.run.as_ref().map(|d| d.join(analyzer::docs::REPORT)));
     if let Some(p) = html_path {
-        match std::fs::write(&p, super::html::page(&analysis.report, &input, &opts)) {
-            Ok(()) => written.push(p.display().to_string()),
-            Err(e) => eprintln!("inferlint: note: could not write {}: {e}", p.display()),
-        }
+        write(
+            &p,
+            super::html::page(&analysis.report, &input, &opts).as_bytes(),
+        );
     }
     if super::ci_format::for_analyze(&args, &input, &analysis, &doc)? {
         return Ok(analysis.exit_status(args.common.strict));
@@ -424,13 +489,18 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
             println!("{}", render::result_line(r, colour));
         }
         for line in render::limits(&analysis.report.limits) {
-            println!("{line}");
+            say(&line);
         }
         let mut count = render::count_line(&analysis.report.checks);
         if !written.is_empty() {
             count.push_str(&format!("; wrote {}", written.join(" and ")));
         }
-        println!("{count}");
+        say(&count);
+    }
+    // An output that could not be written is an error of the command, whatever the
+    // verdicts: CI must not read a stale results.json as this run's.
+    if unwritten {
+        return Ok(2);
     }
     Ok(analysis.exit_status(args.common.strict))
 }

@@ -1,22 +1,113 @@
 //! Reading inputs from disk: one file given by path, or a whole run folder. The command,
 //! the benchmarks and the tests all load folders through here, so they see the same files.
+//!
+//! A run folder may come from someone else, so every entry is listed without following
+//! it: a symbolic link, a folder or a device in the folder keeps its role by name but is
+//! not read (its checks say why they cannot tell) and is listed as skipped. A regular file
+//! is opened without following a link and without blocking, checked again on the open
+//! handle, refused when over its role's size limit (`analyzer::sizes`) or sparse, and
+//! only then read.
 
+use std::cell::RefCell;
+use std::fs::{File, Metadata};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use analyzer::analysis::{InputFile, RunInput};
 use analyzer::folder;
+use analyzer::sizes::Role;
+use analyzer::Skipped;
 
-/// Reads a file given on the command line; an unreadable file keeps its error.
-pub fn read_input(path: &Path) -> InputFile {
+/// Reads a file given on the command line (links followed: the user named it); an
+/// unreadable file keeps its error.
+pub fn read_input(path: &Path, role: Role) -> InputFile {
     let name = path.display().to_string();
-    // Only regular files: a device or pipe (`/dev/zero`, a FIFO) could be read forever.
-    let bytes = match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => Err("is a folder, not a file".to_string()),
-        Ok(m) if !m.is_file() => Err("not a regular file".to_string()),
-        Ok(_) => std::fs::read(path).map_err(|e| io_reason(&e)),
-        Err(e) => Err(io_reason(&e)),
+    InputFile {
+        name,
+        bytes: read_file(path, role, false),
+    }
+}
+
+/// Why an entry is not a file to read, from its own metadata (not its link's target).
+fn not_a_file(m: &Metadata) -> Option<&'static str> {
+    let t = m.file_type();
+    if t.is_symlink() {
+        Some("a symbolic link: not followed")
+    } else if t.is_dir() {
+        Some("a folder, not a file")
+    } else if !t.is_file() {
+        Some("a device, FIFO or socket, not a file")
+    } else {
+        None
+    }
+}
+
+/// Reads a regular file within its role's limit. With `no_follow`, a link at `path` is
+/// refused rather than followed.
+fn read_file(path: &Path, role: Role, no_follow: bool) -> Result<Vec<u8>, String> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below).
+        let follow = if no_follow { libc::O_NOFOLLOW } else { 0 };
+        opts.custom_flags(libc::O_NONBLOCK | follow);
+    }
+    let f = match opts.open(path) {
+        Ok(f) => f,
+        Err(e) if no_follow && e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err("a symbolic link: not followed".into())
+        }
+        Err(e) => return Err(io_reason(&e)),
     };
-    InputFile { name, bytes }
+    // The handle's own metadata: what was opened, whatever the path points at now.
+    let m = f.metadata().map_err(|e| io_reason(&e))?;
+    if let Some(why) = not_a_file(&m) {
+        return Err(why.into());
+    }
+    if let Some(why) = role.refuse(m.len()) {
+        return Err(why);
+    }
+    if has_holes(&f, m.len()) {
+        return Err(format!(
+            "a sparse file ({} bytes with holes): not a recording, not read",
+            analyzer::num::thousands(m.len() as f64)
+        ));
+    }
+    let mut f = f;
+    // Read from the start, wherever the hole search left the offset.
+    f.seek(SeekFrom::Start(0)).map_err(|e| io_reason(&e))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(m.len()).unwrap_or(0));
+    // One byte past the limit tells a file that grew while being read.
+    f.take(role.max_bytes() + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_reason(&e))?;
+    if let Some(why) = role.refuse(bytes.len() as u64) {
+        return Err(why);
+    }
+    Ok(bytes)
+}
+
+/// Whether the file has a hole before its end (`SEEK_HOLE`): the recorder only appends,
+/// so a sparse file is made by hand, and its zeros would be read for nothing.
+fn has_holes(f: &File, len: u64) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        if len == 0 {
+            return false;
+        }
+        // SAFETY: lseek on a descriptor we own; it only moves the file offset, which
+        // the caller sets back to 0 before reading.
+        let hole = unsafe { libc::lseek(f.as_raw_fd(), 0, libc::SEEK_HOLE) };
+        hole >= 0 && (hole as u64) < len
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (f, len);
+        false
+    }
 }
 
 fn io_reason(e: &std::io::Error) -> String {
@@ -27,17 +118,32 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// The regular files directly inside a folder, by name.
-pub fn folder_names(dir: &Path) -> std::io::Result<Vec<String>> {
-    let mut names = Vec::new();
-    for e in std::fs::read_dir(dir)?.flatten() {
-        if e.file_type().is_ok_and(|t| t.is_file()) {
-            if let Some(n) = e.file_name().to_str() {
-                names.push(n.to_string());
-            }
+/// Every entry of a folder by name, each with why it is not read (a link, a folder, a
+/// device), without following any. Names that are not UTF-8 cannot play a role and are
+/// returned apart.
+pub fn folder_entries(dir: &Path) -> std::io::Result<FolderEntries> {
+    let mut out = FolderEntries::default();
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        let problem = match std::fs::symlink_metadata(e.path()) {
+            Ok(m) => not_a_file(&m).map(str::to_string),
+            Err(err) => Some(io_reason(&err)),
+        };
+        match e.file_name().into_string() {
+            Ok(n) => out.entries.push((n, problem)),
+            Err(raw) => out.unnamed.push(raw.to_string_lossy().into_owned()),
         }
     }
-    Ok(names)
+    out.entries.sort();
+    out.unnamed.sort();
+    Ok(out)
+}
+
+/// A folder's entries: `(name, why not read)`, and the names that are not UTF-8.
+#[derive(Debug, Default)]
+pub struct FolderEntries {
+    pub entries: Vec<(String, Option<String>)>,
+    pub unnamed: Vec<String>,
 }
 
 /// Loads a run folder's files by role (formats.md §1.2), naming each file as the folder
@@ -49,8 +155,74 @@ pub fn load_run_folder(dir: &Path) -> std::io::Result<RunInput> {
 /// As [`load_run_folder`], naming files under `shown` instead of the folder's path (tests
 /// name fixtures by their path relative to the fixtures folder).
 pub fn load_run_folder_as(dir: &Path, shown: &str) -> std::io::Result<RunInput> {
-    let names = folder_names(dir)?;
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let read = |n: &str| read_input(&dir.join(n)).bytes;
-    Ok(folder::load(shown, &refs, &read))
+    let listing = folder_entries(dir)?;
+    let names: Vec<&str> = listing.entries.iter().map(|(n, _)| n.as_str()).collect();
+    // Files that were opened but refused (too large, sparse) join the skipped list.
+    let refused: RefCell<Vec<Skipped>> = RefCell::new(Vec::new());
+    let read = |n: &str| {
+        let problem = listing
+            .entries
+            .iter()
+            .find(|(k, _)| k == n)
+            .and_then(|(_, p)| p.clone());
+        if let Some(p) = problem {
+            return Err(p);
+        }
+        let r = read_file(&dir.join(n), Role::of_name(n), true);
+        if let Err(reason) = &r {
+            refused.borrow_mut().push(Skipped {
+                name: n.to_string(),
+                reason: reason.clone(),
+            });
+        }
+        r
+    };
+    let mut input = folder::load(shown, &names, &read);
+    let outputs = [analyzer::docs::RESULTS, analyzer::docs::REPORT];
+    let mut skipped: Vec<Skipped> = listing
+        .entries
+        .iter()
+        .filter(|(n, _)| !outputs.contains(&n.as_str()))
+        .filter_map(|(n, p)| {
+            Some(Skipped {
+                name: n.clone(),
+                reason: p.clone()?,
+            })
+        })
+        .collect();
+    skipped.extend(refused.into_inner());
+    skipped.extend(listing.unnamed.into_iter().map(|name| Skipped {
+        name,
+        reason: "a name that is not UTF-8 text: not read".into(),
+    }));
+    skipped.sort_by(|a, b| a.name.cmp(&b.name));
+    skipped.dedup();
+    input.skipped = skipped;
+    Ok(input)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sparse_file_is_refused_before_it_is_read() {
+        let dir = std::env::temp_dir().join(format!("inferlint-sparse-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("run.series.jsonl");
+        let f = File::create(&p).unwrap();
+        f.set_len(1 << 30).unwrap();
+        drop(f);
+        let on_disk = {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(&p).unwrap().blocks() * 512
+        };
+        let r = read_file(&p, Role::Series, true);
+        let _ = std::fs::remove_dir_all(&dir);
+        // Where the file system really left it sparse, the holes are seen.
+        if on_disk < 1 << 30 {
+            let e = r.unwrap_err();
+            assert!(e.contains("sparse"), "{e}");
+        }
+    }
 }

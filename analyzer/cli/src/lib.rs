@@ -7,6 +7,7 @@ mod commands;
 mod compare;
 pub mod disk;
 mod html;
+pub mod output;
 pub mod render;
 
 use analyzer::analysis::NamedEngine;
@@ -60,7 +61,7 @@ pub fn main_with_args(argv: Vec<std::ffi::OsString>) -> i32 {
         Ok(code) => code,
         Err(exit) => {
             if let Some(m) = exit.message {
-                eprintln!("inferlint: {m}");
+                commands::note(&m);
             }
             exit.code
         }

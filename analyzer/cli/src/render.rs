@@ -31,7 +31,7 @@ pub fn result_line(r: &CheckResult, colour: bool) -> String {
         "[{:>3}] {}  {}",
         r.id(),
         paint(r.status.terminal_label(), r.status, colour),
-        r.message
+        analyzer::term::escape(&r.message)
     )
 }
 

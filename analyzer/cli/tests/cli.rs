@@ -231,7 +231,7 @@ fn unusable_paths_and_folders() {
     let o = run(&["boot-facts", "/dev/zero"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("/dev/zero: not a regular file"),
+        stderr(&o).contains("/dev/zero: a device, FIFO or socket, not a file"),
         "{}",
         stderr(&o)
     );

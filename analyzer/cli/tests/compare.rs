@@ -712,3 +712,57 @@ fn json_and_a_stdout_format_together_are_refused() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--output"));
 }
+
+#[test]
+fn outputs_never_overwrite_an_input_nor_follow_a_link() {
+    let Some(root) = common::recorded() else {
+        return;
+    };
+    let a = copy_dir(&root.join("vllm-0.30/qwen3-8b-start1"), "out-a");
+    let b = copy_dir(&root.join("vllm-0.30/live"), "out-b");
+    let boot = std::fs::read_dir(&a)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "log"))
+        .expect("a boot log in the copy");
+    let before = std::fs::read(&boot).unwrap();
+    for flag in ["--html", "--output"] {
+        let mut args = vec!["compare", a.to_str().unwrap(), b.to_str().unwrap(), flag];
+        args.push(boot.to_str().unwrap());
+        if flag == "--output" {
+            args.extend(["--format", "json"]);
+        }
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{flag}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("an input of this comparison"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(
+            std::fs::read(&boot).unwrap(),
+            before,
+            "{flag} left the input alone"
+        );
+    }
+
+    // A link at the output is refused and its target untouched.
+    let victim = tmp("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    let link = tmp("link.xml");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let o = run(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--format",
+        "junit",
+        "--output",
+        link.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}

@@ -482,6 +482,7 @@ fn every_folder_has_a_complete_json_report() {
                 "glossary",
                 "guide",
                 "made_from",
+                "skipped",
             ],
             "{rel}"
         );

@@ -22,7 +22,7 @@ mod jsoneq;
 mod labels;
 mod lines;
 mod pat;
-mod pylit;
+pub(crate) mod pylit;
 mod record;
 mod scan;
 mod sglang;

@@ -5,7 +5,8 @@ use crate::bootlog::BootFacts;
 use crate::counters::Pair;
 use crate::engine::Engine;
 use crate::num::plural;
-use crate::series::Series;
+use crate::plausible;
+use crate::series::{column, Series};
 use crate::verdict::{CheckResult, Status};
 
 pub fn check(
@@ -33,6 +34,10 @@ fn with_counter(
             .with("engine", engine.key())
             .with("series", counter)
     };
+    if let Some(bad) = pair.implausible(&[counter]) {
+        return base(Status::Unknown, plausible::cannot_tell(bad))
+            .with("implausible", bad.to_string());
+    }
     match pair.delta(counter, &[], witness) {
         Err(restart) => {
             let mut r = CheckResult::new(1, Status::Fail, restart.describe());
@@ -101,6 +106,10 @@ fn trtllm(engine: Engine, series: Option<&Series>, facts: Option<&BootFacts>) ->
                 .with("served_in_log", served)
                 .with("preemptions", pauses);
         }
+    }
+    if let Some(bad) = series.and_then(|s| s.implausible_in(&[column::PAUSED])) {
+        return base(Status::Unknown, plausible::cannot_tell(bad))
+            .with("implausible", bad.to_string());
     }
     let seen: Vec<f64> = series
         .map(|s| s.rows.iter().filter_map(|r| r.paused).collect())

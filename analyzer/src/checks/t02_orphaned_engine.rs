@@ -25,6 +25,16 @@ pub const STOP_TIMEOUT_S: f64 = 120.0;
 /// Without `/proc` the server processes cannot be listed, so the card cannot be judged.
 pub const NEEDS_LINUX: &str = "Checking that the GPU is free needs Linux: it finds the server's processes in /proc. Run it where the server runs.";
 
+/// How the reason of a card that could not be read at all begins (no `nvidia-smi`):
+/// the finding is "can't tell", never "not clear" (ARCHITECTURE.md adjusts recorder.md
+/// §7.2: unreadable is still never clear).
+pub const NO_READER: &str = "can't tell whether the GPU is free: its memory cannot be read";
+
+/// Whether a document's reason says the card could not be read at all.
+pub fn no_reader(reason: &str) -> bool {
+    reason.starts_with(NO_READER)
+}
+
 /// The clear-card rule's settings, as written in `gate.json` and `teardown.json`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rule {
@@ -98,6 +108,12 @@ impl CardCheck {
         false
     }
 
+    /// No reader of the card exists (`why`): decided at once, and not clear.
+    pub fn no_reader(&mut self, why: &str) {
+        self.clear = None;
+        self.reason = format!("{NO_READER} ({why})");
+    }
+
     /// A signal ended the wait before the rule decided.
     pub fn interrupted(&mut self) {
         self.clear = None;
@@ -133,6 +149,7 @@ fn judge(
         );
     }
     match (clear, refusal) {
+        (None, _) if no_reader(reason) => (Status::Unknown, reason.to_string()),
         (Some(true), _) => (Status::Pass, reason.to_string()),
         (Some(false), Some(refusal)) => (Status::Fail, format!("{refusal} {reason}")),
         (Some(false), None) => (Status::Fail, reason.to_string()),
@@ -289,6 +306,24 @@ mod tests {
             (Status::Unknown, NEEDS_LINUX)
         );
         assert_eq!(from_gate(&gate(None, true)).status, Status::Unknown);
+        let mut unread = CardCheck::default();
+        unread.no_reader("nvidia-smi is not on PATH");
+        let g = Gate {
+            readings: Vec::new(),
+            clear: unread.clear,
+            reason: unread.reason.clone(),
+            linux: true,
+            ..Gate::default()
+        };
+        for r in [from_gate(&g), inspected(&g)] {
+            assert_eq!(r.status, Status::Unknown);
+            assert!(r.message.starts_with(NO_READER), "{}", r.message);
+            assert!(
+                r.message.ends_with("(nvidia-smi is not on PATH)"),
+                "{}",
+                r.message
+            );
+        }
     }
 
     #[test]

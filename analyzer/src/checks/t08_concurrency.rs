@@ -5,7 +5,7 @@ use crate::bootlog::{BootFacts, RunningCap};
 use crate::engine::Engine;
 use crate::json::Json;
 use crate::num::shortest;
-use crate::series::Series;
+use crate::series::{column, Series};
 use crate::verdict::{CheckResult, Status};
 
 pub fn check(series: &Series, requested: i64, facts: Option<&BootFacts>) -> CheckResult {
@@ -28,6 +28,12 @@ pub fn check(series: &Series, requested: i64, facts: Option<&BootFacts>) -> Chec
         if let Some(t) = f.max_num_queued_tokens() {
             r.set("max_num_queued_tokens", t);
         }
+    }
+    // A refused reading could have been the peak: can't tell (plausible.rs).
+    if let Some(bad) = series.implausible_in(&[column::RUNNING, column::WAITING]) {
+        r.message = crate::plausible::cannot_tell(bad);
+        r.set("implausible", bad.to_string());
+        return r;
     }
     let Some(peak) = peak else {
         r.message = "the recording has no running-requests readings".into();

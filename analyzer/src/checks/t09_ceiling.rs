@@ -4,7 +4,7 @@
 use crate::blocks::ceiling;
 use crate::engine::Engine;
 use crate::num::fixed;
-use crate::series::{Row, Series};
+use crate::series::{column, Row, Series};
 use crate::verdict::{CheckResult, Status};
 
 /// Usage at or above this counts as a full cache.
@@ -12,6 +12,10 @@ pub const SATURATED: f64 = 0.9;
 
 pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
     let engine = series.engine();
+    if let Some(bad) = series.implausible_in(&[column::RUNNING, column::KV_USAGE]) {
+        return CheckResult::new(9, Status::Unknown, crate::plausible::cannot_tell(bad))
+            .with("implausible", bad.to_string());
+    }
     let busy: Vec<&Row> = series.busy().collect();
     if busy.is_empty() {
         let mut msg = "no sample has requests running and KV cache in use".to_string();

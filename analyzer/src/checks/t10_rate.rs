@@ -3,9 +3,20 @@
 
 use crate::counters::Pair;
 use crate::num::fixed;
+use crate::plausible;
+use crate::series::column;
 use crate::verdict::{CheckResult, Status};
 
 pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
+    if let Some(bad) = pair.implausible(&[
+        counter,
+        column::T_WALL,
+        column::T_MONO_NS,
+        column::LATENCY_S,
+    ]) {
+        return CheckResult::new(10, Status::Unknown, plausible::cannot_tell(bad))
+            .with("implausible", bad.to_string());
+    }
     let tokens = match pair.delta(counter, &[], None) {
         Err(restart) => return CheckResult::new(10, Status::Unknown, restart.describe()),
         Ok(t) => t,
@@ -28,6 +39,17 @@ pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
             format!(
                 "the span between the readings is not positive ({} s)",
                 fixed(span.seconds, 3)
+            ),
+        );
+    }
+    // A span longer than a year between two readings of one run is a damaged clock.
+    if span.seconds > plausible::MAX_SECONDS {
+        return CheckResult::new(
+            10,
+            Status::Unknown,
+            format!(
+                "the span between the readings is {} s, longer than a year: a clock is damaged",
+                plausible::shown(span.seconds)
             ),
         );
     }

@@ -3,7 +3,7 @@
 
 use crate::blocks::{self, Inference, InferenceFailure};
 use crate::engine::Engine;
-use crate::series::Series;
+use crate::series::{column, Series};
 use crate::snapshot::Snapshot;
 use crate::verdict::{CheckResult, Status};
 
@@ -46,6 +46,12 @@ pub fn check(series: &Series, after: &Snapshot) -> (CheckResult, Option<u64>) {
             None,
         );
     };
+    if let Some(bad) = series.implausible_in(&[column::KV_USAGE]) {
+        let r = CheckResult::new(14, Status::Unknown, crate::plausible::cannot_tell(bad))
+            .with("reported_num_gpu_blocks", b)
+            .with("implausible", bad.to_string());
+        return (r, None);
+    }
     let inf: Inference = blocks::infer(series.usage_readings());
     let mut r = CheckResult::new(14, Status::Unknown, String::new())
         .with("reported_num_gpu_blocks", b)

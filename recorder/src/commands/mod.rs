@@ -36,6 +36,7 @@ fn named_by(from: EngineFrom) -> &'static str {
 
 /// Progress lines: on stdout, or on stderr when stdout carries JSON.
 fn say_to(json: bool, line: &str) {
+    let line = analyzer::term::escape(line);
     if json {
         eprintln!("{line}");
     } else {
@@ -58,7 +59,7 @@ fn checked_reading(
     let scraper = Scraper::new(url);
     match scrape::engine_reading(&scraper, engine.map(|e| e.0)) {
         Err(text) => {
-            eprintln!("inferlint: {text}");
+            eprintln!("inferlint: {}", analyzer::term::escape(&text));
             Err(2)
         }
         Ok((reading, found)) => match engine {

@@ -55,6 +55,7 @@ pub fn record(args: RecordArgs, argv: Vec<String>) -> Result<i32> {
         interval: args.interval,
         ready_timeout: args.ready_timeout,
         stop_card_timeout: args.stop_card_timeout,
+        require_gpu_check: args.require_gpu_check,
         no_probe: args.no_probe,
         title: args.title,
         no_analyze: args.no_analyze,

@@ -5,7 +5,7 @@
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-use analyzer::checks::t02_orphaned_engine::{CardCheck, Rule, GATE_TIMEOUT_S};
+use analyzer::checks::t02_orphaned_engine::{self as t02, CardCheck, Rule, GATE_TIMEOUT_S};
 use analyzer::docs::gate::{Gate, Gpu, ServerProcess};
 use analyzer::docs::manifest::Stage;
 use analyzer::docs::GATE;
@@ -63,6 +63,21 @@ impl Run {
         let gate = gate(&self.fs, &Rule::with_timeout(GATE_TIMEOUT_S), None);
         self.write(GATE, &gate);
         match gate.clear {
+            // No reader of the card: can't tell, which is not "not free" (recorder.md
+            // §7.2 as ARCHITECTURE.md adjusts it).
+            None if t02::no_reader(&gate.reason) => {
+                if self.opts.require_gpu_check {
+                    return problem(
+                        Stage::Gate,
+                        format!("{} (--require-gpu-check)", gate.reason),
+                    );
+                }
+                say(&format!(
+                    "warning: {}; starting the server anyway (--require-gpu-check refuses)",
+                    gate.reason
+                ));
+                Ok(())
+            }
             None => Err(Stop::Interrupted(Stage::Gate)),
             Some(false) => problem(Stage::Gate, "the GPU is not free; start no server on it"),
             Some(true) => Ok(()),

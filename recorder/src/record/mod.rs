@@ -48,6 +48,8 @@ pub struct Options {
     pub ready_timeout: f64,
     /// The clear-card rule's limit after the stop (120 s; shorter only in tests).
     pub stop_card_timeout: f64,
+    /// Refuse to start when the GPU cannot be checked (no `nvidia-smi`).
+    pub require_gpu_check: bool,
     pub no_probe: bool,
     pub title: Option<String>,
     pub no_analyze: bool,

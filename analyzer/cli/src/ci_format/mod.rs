@@ -253,10 +253,11 @@ pub fn baseline_suite(b: &Baseline, new: &Report, new_input: &RunInput) -> Suite
     }
 }
 
-/// Writes `text` to `path`, naming the file on failure.
+/// Writes `text` to `path` whole or not at all, never through a link (the one atomic
+/// writer), naming the file on failure.
 pub fn write_file(path: &Path, text: &str) -> Result<(), crate::Exit> {
-    std::fs::write(path, text)
-        .map_err(|e| crate::Exit::usage(format!("{}: cannot write: {e}", path.display())))
+    crate::output::write_atomically(path, text.as_bytes())
+        .map_err(|e| crate::Exit::usage(e.to_string()))
 }
 
 /// The format asked for: `--format`, else `json` for `--json`, else text. `--json` beside

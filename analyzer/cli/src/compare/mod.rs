@@ -55,6 +55,27 @@ fn analyze_folder(dir: &Path, label: String, opts: &Options) -> Result<Analyzed,
     })
 }
 
+/// Refuses an output path that is an input of one of the runs compared (or a run's
+/// `results.json`): a comparison never overwrites what it read.
+fn refuse_input_as_output(
+    out: &Path,
+    runs: &[Analyzed],
+    dirs: &[std::path::PathBuf],
+) -> Result<(), Exit> {
+    for (run, dir) in runs.iter().zip(dirs) {
+        let mut taken = crate::commands::input_paths(&run.input);
+        taken.push(dir.join(analyzer::docs::RESULTS));
+        if let Some(p) = taken.iter().find(|p| crate::output::same_file(out, p)) {
+            return Err(Exit::usage(format!(
+                "{}: is {}, an input of this comparison; refusing to overwrite it",
+                out.display(),
+                p.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub fn compare(args: CompareArgs) -> Result<i32, Exit> {
     let named = named_engine(&args.common)?;
     let format = ci_format::resolve(&args.format, args.common.json)?;
@@ -80,6 +101,9 @@ pub fn compare(args: CompareArgs) -> Result<i32, Exit> {
         .zip(labels)
         .map(|(dir, label)| analyze_folder(dir, label, &opts))
         .collect::<Result<_, _>>()?;
+    for out in args.html.iter().chain(&args.format.output) {
+        refuse_input_as_output(out, &runs, &args.runs)?;
+    }
     let view: Vec<Run<'_>> = runs
         .iter()
         .map(|r| Run {
