@@ -131,6 +131,9 @@ pub struct RecordArgs {
     /// Skip the 9 probe requests
     #[arg(long)]
     pub no_probe: bool,
+    /// Refuse to start a server when the GPU cannot be checked (no nvidia-smi)
+    #[arg(long)]
+    pub require_gpu_check: bool,
     /// Report title, stored for the analyzer
     #[arg(long)]
     pub title: Option<String>,

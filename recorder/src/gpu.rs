@@ -101,16 +101,28 @@ pub fn parse_facts(out: &str, with_cap: bool) -> Vec<Gpu> {
         .collect()
 }
 
+/// An executable file (a file without any execute bit cannot be run).
+fn runnable(p: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
 /// `nvidia-smi` from PATH, else WSL's.
 fn executable() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
+    let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|d| d.join("nvidia-smi"))
-        .find(|p| p.is_file())
+        .find(|p| runnable(p))
         .or_else(|| {
             let wsl = PathBuf::from("/usr/lib/wsl/lib/nvidia-smi");
-            wsl.is_file().then_some(wsl)
+            runnable(&wsl).then_some(wsl)
         })
+}
+
+/// There is an `nvidia-smi` to run (CPU-only boxes and containers without the driver
+/// tools have none).
+pub fn reader_exists() -> bool {
+    executable().is_some()
 }
 
 /// Runs `nvidia-smi ARGS` with a timeout; its stdout when it exited 0.
@@ -177,12 +189,25 @@ pub trait CardReader {
     fn elapsed(&mut self) -> f64;
     /// Waits; false when interrupted.
     fn wait(&mut self, seconds: f64) -> bool;
+    /// Some reader of the card's memory exists; without one there is nothing to wait for.
+    fn has_reader(&mut self) -> bool {
+        true
+    }
 }
 
 /// Reads the card at once, then every `interval_s`, until T2's rule decides or a
 /// signal interrupts the wait (recorder.md §7.2).
 pub fn clear_card(rule: &Rule, reader: &mut dyn CardReader) -> CardCheck {
     let mut check = CardCheck::default();
+    if !reader.has_reader() {
+        let (used_mib, servers) = reader.read();
+        check.without_reader(Reading {
+            elapsed_s: round_dp(reader.elapsed(), 3),
+            used_mib,
+            servers,
+        });
+        return check;
+    }
     loop {
         let (used_mib, servers) = reader.read();
         let reading = Reading {

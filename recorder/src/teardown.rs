@@ -46,6 +46,10 @@ pub trait World {
     fn wait(&mut self, seconds: f64) -> bool;
     /// `(MiB used, live server processes of any engine)` for the clear-card rule.
     fn card(&mut self) -> (Option<i64>, u32);
+    /// Some reader of the card's memory (`nvidia-smi`) exists.
+    fn card_readable(&mut self) -> bool {
+        true
+    }
 }
 
 /// What stopping each target did.
@@ -105,6 +109,9 @@ pub fn card_rule(world: &mut dyn World, rule: &Rule) -> CardCheck {
         }
         fn wait(&mut self, s: f64) -> bool {
             self.world.wait(s)
+        }
+        fn has_reader(&mut self) -> bool {
+            self.world.card_readable()
         }
     }
     let start = world.elapsed();
@@ -170,7 +177,15 @@ impl World for Live {
     }
     fn card(&mut self) -> (Option<i64>, u32) {
         let servers = procs::live_servers(&self.fs).len();
-        (gpu::used_mib(), u32::try_from(servers).unwrap_or(u32::MAX))
+        let used = if gpu::reader_exists() {
+            gpu::used_mib()
+        } else {
+            None
+        };
+        (used, u32::try_from(servers).unwrap_or(u32::MAX))
+    }
+    fn card_readable(&mut self) -> bool {
+        gpu::reader_exists()
     }
 }
 

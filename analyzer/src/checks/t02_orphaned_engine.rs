@@ -22,6 +22,11 @@ pub const GATE_TIMEOUT_S: f64 = 10.0;
 /// How long `teardown` and the stop after a run wait for a clear card.
 pub const STOP_TIMEOUT_S: f64 = 120.0;
 
+/// Without `nvidia-smi` (a CPU-only box, a container without the driver tools) there is
+/// nothing to wait for: the rule does not poll and the card is "can't tell" at once
+/// (recorder.md §7.2). This reason is what marks such a document.
+pub const NO_READER: &str = "no nvidia-smi: the card's memory cannot be read";
+
 /// Without `/proc` the server processes cannot be listed, so the card cannot be judged.
 pub const NEEDS_LINUX: &str = "Checking that the GPU is free needs Linux: it finds the server's processes in /proc. Run it where the server runs.";
 
@@ -65,6 +70,8 @@ pub struct CardCheck {
     pub readings: Vec<Reading>,
     pub clear: Option<bool>,
     pub reason: String,
+    /// No reader at all: the card cannot be read, so it was not waited for.
+    pub no_reader: bool,
 }
 
 impl CardCheck {
@@ -96,6 +103,15 @@ impl CardCheck {
             return true;
         }
         false
+    }
+
+    /// No `nvidia-smi` at all: one reading (the memory unread, the servers counted), and
+    /// the card left undecided at once.
+    pub fn without_reader(&mut self, reading: Reading) {
+        self.readings.push(reading);
+        self.clear = None;
+        self.reason = NO_READER.into();
+        self.no_reader = true;
     }
 
     /// A signal ended the wait before the rule decided.
@@ -136,6 +152,7 @@ fn judge(
         (Some(true), _) => (Status::Pass, reason.to_string()),
         (Some(false), Some(refusal)) => (Status::Fail, format!("{refusal} {reason}")),
         (Some(false), None) => (Status::Fail, reason.to_string()),
+        (None, _) if reason == NO_READER => (Status::Unknown, NO_READER.to_string()),
         (None, _) => (Status::Unknown, unchecked.to_string()),
     }
 }

@@ -56,6 +56,7 @@ pub fn record(args: RecordArgs, argv: Vec<String>) -> Result<i32> {
         ready_timeout: args.ready_timeout,
         stop_card_timeout: args.stop_card_timeout,
         no_probe: args.no_probe,
+        require_gpu_check: args.require_gpu_check,
         title: args.title,
         no_analyze: args.no_analyze,
         json: args.common.json,

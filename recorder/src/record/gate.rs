@@ -5,7 +5,7 @@
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-use analyzer::checks::t02_orphaned_engine::{CardCheck, Rule, GATE_TIMEOUT_S};
+use analyzer::checks::t02_orphaned_engine::{CardCheck, Rule, GATE_TIMEOUT_S, NO_READER};
 use analyzer::docs::gate::{Gate, Gpu, ServerProcess};
 use analyzer::docs::manifest::Stage;
 use analyzer::docs::GATE;
@@ -63,6 +63,19 @@ impl Run {
         let gate = gate(&self.fs, &Rule::with_timeout(GATE_TIMEOUT_S), None);
         self.write(GATE, &gate);
         match gate.clear {
+            // No nvidia-smi (a CPU-only box): nothing to wait for (recorder.md §7.2).
+            None if gate.reason == NO_READER => {
+                if self.opts.require_gpu_check {
+                    return problem(
+                        Stage::Gate,
+                        format!("{NO_READER}; --require-gpu-check refuses to start without it"),
+                    );
+                }
+                say(&format!(
+                    "== {NO_READER}: starting without checking that the GPU is free"
+                ));
+                Ok(())
+            }
             None => Err(Stop::Interrupted(Stage::Gate)),
             Some(false) => problem(Stage::Gate, "the GPU is not free; start no server on it"),
             Some(true) => Ok(()),

@@ -49,6 +49,8 @@ pub struct Options {
     /// The clear-card rule's limit after the stop (120 s; shorter only in tests).
     pub stop_card_timeout: f64,
     pub no_probe: bool,
+    /// Without `nvidia-smi`, refuse the start instead of warning (recorder.md §7.2).
+    pub require_gpu_check: bool,
     pub title: Option<String>,
     pub no_analyze: bool,
     pub json: bool,
