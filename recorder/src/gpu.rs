@@ -362,6 +362,31 @@ mod tests {
         }
     }
 
+    struct NoReader;
+    impl CardReader for NoReader {
+        fn read(&mut self) -> (Option<i64>, u32) {
+            (None, 2)
+        }
+        fn elapsed(&mut self) -> f64 {
+            0.0
+        }
+        fn wait(&mut self, _: f64) -> bool {
+            panic!("nothing to wait for without a reader")
+        }
+        fn has_reader(&mut self) -> bool {
+            false
+        }
+    }
+
+    /// No nvidia-smi: one reading (the servers counted), no wait, no verdict.
+    #[test]
+    fn without_a_reader_the_card_is_not_waited_for() {
+        let v = clear_card(&Rule::new(800, 2, 120.0), &mut NoReader);
+        assert_eq!((v.clear, v.no_reader, v.readings.len()), (None, true, 1));
+        assert_eq!(v.readings[0].servers, 2);
+        assert_eq!(v.reason, analyzer::checks::t02_orphaned_engine::NO_READER);
+    }
+
     #[test]
     fn a_signal_leaves_the_card_unjudged() {
         let v = clear_card(&Rule::new(800, 2, 10.0), &mut Interrupted);

@@ -288,6 +288,26 @@ mod tests {
         }
     }
 
+    /// Without nvidia-smi the card is "can't tell" at once, and says why (recorder.md §7.2);
+    /// an interrupted wait keeps its own wording.
+    #[test]
+    fn no_reader_is_unknown_with_its_reason() {
+        let mut check = CardCheck::default();
+        check.without_reader(reading(0.0, None, 0));
+        assert_eq!((check.clear, check.no_reader), (None, true));
+        let doc = Gate {
+            readings: check.readings.clone(),
+            clear: check.clear,
+            reason: check.reason.clone(),
+            linux: true,
+            ..Gate::default()
+        };
+        let r = from_gate(&doc);
+        assert_eq!((r.status, r.message.as_str()), (Status::Unknown, NO_READER));
+        let r = from_gate(&gate(None, true));
+        assert_eq!(r.message, "the card was not checked before the start");
+    }
+
     #[test]
     fn gate_results() {
         let r = from_gate(&gate(Some(false), true));
