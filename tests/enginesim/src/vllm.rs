@@ -177,7 +177,7 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
         fl.tag("model.py:2030", "model.py:2152"),
         &format!("Using max model len {max_model_len}"),
     );
-    if fl.cpu && block_size % 32 != 0 {
+    if fl.cpu && !block_size.is_multiple_of(32) {
         log::vllm("APIServer", pid, "WARNING", "cpu.py:296", "CPU backend prefers block_size is multiples of 32, otherwise the performance is not optimized.");
     }
     api(pid, "scheduler.py:230", &format!(
@@ -349,7 +349,7 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
                 "num_gpu_blocks_override": override_blocks,
                 "user_specified_block_size": user_block_size,
                 // The CPU platform reports the space it reserved, not the pool's size.
-                "kv_cache_memory_bytes": fl.cpu.then(|| (kv_space_gib * 1073741824.0) as u64)}),
+                "kv_cache_memory_bytes": fl.cpu.then_some((kv_space_gib * 1073741824.0) as u64)}),
             metrics_enabled: true,
             healthy: AtomicBool::new(true),
             max_queued,
@@ -735,7 +735,7 @@ fn engine_core_cpu(c: &Value) -> i32 {
             kv_tokens as f64 / mml.max(1) as f64
         ),
     );
-    if bs % 32 != 0 {
+    if !bs.is_multiple_of(32) {
         vllm032::block_size_failure(worker_pid, pid, bs as usize);
         stop_worker(&mut worker);
         log::raw("Process EngineCore:");
