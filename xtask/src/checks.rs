@@ -1,5 +1,6 @@
 //! `cargo xtask test` and `cargo xtask ci`: every test, the parity and bad-input trials,
-//! formatting, lints and the analyzer's wasm build.
+//! formatting, lints and the analyzer's wasm build; the real-engine tier when its
+//! environment is there (`real.rs`).
 
 use std::path::Path;
 use std::process::Command;
@@ -40,7 +41,8 @@ pub(crate) fn test() -> Result<()> {
         }
         None => eprintln!("== recorded GPU runs not found: parity and bad-input trials skipped"),
     }
-    browser_tests()
+    browser_tests()?;
+    crate::real::in_test()
 }
 
 pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<()> {

@@ -7,6 +7,9 @@
 //!   cargo xtask viewer the browser viewer, built and inlined into one offline page
 //!                      (www/dist/index.html, www/dist/report.html), installing the
 //!                      pinned tools it needs when they are missing
+//!   cargo xtask real   the real-engine tier: a real vLLM (CPU) installed under
+//!                      target/real when missing, and the recorder's tests against it
+//!                      (`--save` refreshes fixtures/real/)
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,6 +19,7 @@ use anyhow::{bail, Context, Result};
 mod browser;
 mod checks;
 mod demo;
+mod real;
 mod tidy;
 mod tools;
 mod viewer;
@@ -73,8 +77,9 @@ fn main() -> Result<()> {
         Some("viewer") => viewer::viewer(),
         Some("viewer-inline") => viewer::finish_viewer(),
         Some("browser-tests") => browser::browser_tests(),
+        Some("real") => real::real(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
-            eprintln!("usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests");
+            eprintln!("usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests | real");
             std::process::exit(2);
         }
     }
