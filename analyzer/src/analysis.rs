@@ -255,8 +255,15 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         _ => None,
     };
 
+    // A server down before the load: T8 and T15 say so instead of judging the load.
+    let down = checks::server_down::before_load(p.probe.as_ref().and_then(|r| r.as_ref().ok()));
+
     // T15
-    if let Some(b) = &input.bench {
+    if let Some(d) = &down {
+        if input.bench.is_some() || p.manifest.as_ref().is_some_and(|m| m.load_given) {
+            results.push(checks::t15_client_server::server_down(d));
+        }
+    } else if let Some(b) = &input.bench {
         match (&p.bench, &pair, pair_error) {
             (Some(Err(e)), _, _) => results.push(unknown_for(15, e)),
             (Some(Ok(res)), Some(pair), _) => {
@@ -312,7 +319,10 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         }
         results.push(checks::t09_ceiling::check(s, usable_blocks));
         if let Some(req) = requested {
-            results.push(checks::t08_concurrency::check(s, req, facts));
+            results.push(match &down {
+                Some(d) => checks::t08_concurrency::server_down(req, d),
+                None => checks::t08_concurrency::check(s, req, facts),
+            });
         }
     } else if let Some(e) = series_error {
         results.push(unknown_for(14, e));
@@ -320,6 +330,8 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         if requested.is_some() {
             results.push(unknown_for(8, e));
         }
+    } else if let (Some(d), Some(req)) = (&down, requested) {
+        results.push(checks::t08_concurrency::server_down(req, d));
     }
 
     let report = Report::build(crate::report::ReportInputs {

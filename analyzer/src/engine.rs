@@ -176,7 +176,8 @@ impl Engine {
     /// Release series tested (bootlog.md §2.10).
     pub fn tested_series(self) -> &'static [&'static str] {
         match self {
-            Engine::Vllm => &["0.28", "0.29", "0.30"],
+            // 0.32: the CPU platform's release, recorded in fixtures/real/.
+            Engine::Vllm => &["0.28", "0.29", "0.30", "0.32"],
             Engine::Sglang => &["0.5"],
             Engine::Trtllm => &["1.3"],
         }
@@ -468,6 +469,7 @@ mod tests {
         assert!(Engine::Vllm.version_tested("0.30.1"));
         assert!(Engine::Trtllm.version_tested("1.3.0rc29"));
         assert!(!Engine::Vllm.version_tested("0.31.0"));
+        assert!(Engine::Vllm.version_tested("0.32.0"));
         assert!(!Engine::Sglang.version_tested("0.50.1"));
     }
 

@@ -17,6 +17,8 @@ pub struct Manifest {
     /// True when the load was no recognised client (`load.client` null): then `load.log`
     /// is not counted (formats.md §6.4).
     pub load_unrecognised: bool,
+    /// A load command was given (`load.argv_given` not empty).
+    pub load_given: bool,
     pub outcome_state: Option<String>,
     pub outcome_stage: Option<String>,
     pub outcome_problem: Option<String>,
@@ -40,6 +42,7 @@ impl Manifest {
             requested_flag: doc.requested.flag,
             requested_from_load: doc.requested.from_load,
             load_unrecognised: doc.load.client.is_none(),
+            load_given: !doc.load.argv_given.is_empty(),
             outcome_state: outcome.map(|o| o.state.as_str().to_string()),
             outcome_stage: outcome
                 .and_then(|o| o.stage)
@@ -67,6 +70,7 @@ mod tests {
         assert_eq!(m.requested_flag, None);
         assert_eq!(m.requested_from_load, Some(32));
         assert!(m.load_unrecognised);
+        assert!(!m.load_given);
         assert_eq!(m.outcome_state.as_deref(), Some("interrupted"));
         assert_eq!(m.outcome_stage.as_deref(), Some("load"));
     }

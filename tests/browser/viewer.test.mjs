@@ -224,7 +224,7 @@ function runFolders() {
       if (m) cases.push({ name: `shared ${m[1]}`, dir: path.join(SHARED, m[1]), extra: m[2].trim().split(/\s+/).filter(Boolean) });
     }
   }
-  for (const group of ["edge", "recorded"]) {
+  for (const group of ["edge", "recorded", "real"]) {
     const base = path.join(ROOT, "fixtures", group);
     if (!fs.existsSync(base)) continue;
     for (const e of fs.readdirSync(base, { withFileTypes: true })) {

@@ -1,6 +1,7 @@
 //! `cargo xtask test` and `cargo xtask ci`: every test, the parity and bad-input trials
 //! (the shared one and the project's `tests/trials/bad_input.py`), formatting, lints, the
-//! analyzer's wasm build and a short run of every fuzz target.
+//! analyzer's wasm build and a short run of every fuzz target; the real-engine tier when
+//! its environment is there (`real.rs`).
 
 use std::path::Path;
 use std::process::Command;
@@ -56,7 +57,8 @@ pub(crate) fn test() -> Result<()> {
         }
         None => eprintln!("== recorded GPU runs not found: parity and bad-input trials skipped"),
     }
-    browser_tests()
+    browser_tests()?;
+    crate::real::in_test()
 }
 
 pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<()> {

@@ -9,6 +9,9 @@
 //!   cargo xtask viewer the browser viewer, built and inlined into one offline page
 //!                      (www/dist/index.html, www/dist/report.html), installing the
 //!                      pinned tools it needs when they are missing
+//!   cargo xtask real   the real-engine tier: a real vLLM (CPU) installed under
+//!                      target/real when missing, and the recorder's tests against it
+//!                      (`--save` refreshes fixtures/real/)
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,6 +22,7 @@ mod browser;
 mod checks;
 mod demo;
 mod fuzz;
+mod real;
 mod tidy;
 mod tools;
 mod viewer;
@@ -78,9 +82,10 @@ fn main() -> Result<()> {
         Some("browser-tests") => browser::browser_tests(),
         Some("fuzz") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), false),
         Some("fuzz-campaign") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), true),
+        Some("real") => real::real(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
             eprintln!(
-                "usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests | \
+                "usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests | real | \
                  fuzz [--seconds N] [TARGET...] | fuzz-campaign [--seconds N] [TARGET...]"
             );
             std::process::exit(2);

@@ -34,6 +34,10 @@ anchors! {
     MambaPad => "Padding mamba page size by",
     KvSize => "GPU KV cache size:",
     AvailKv => "Available KV cache memory:",
+    // vLLM's CPU platform (0.32): the pool, the KV space, the MLA backends it names
+    CpuKvSize => "CPU KV cache size:",
+    CpuKvSpace => "GiB for KV cache on node",
+    CpuMla => "_MLA backend.",
     ModelLoading => "Model loading took",
     CgEstimated => "Estimated CUDA graph memory:",
     CgPool => "CUDA graph pool memory:",
@@ -58,6 +62,8 @@ anchors! {
     // Markers (§2.6, §2.7)
     Drafter => "Loading drafter model",
     Eager => "Cudagraph is disabled under eager mode",
+    NoGraphs => "'cudagraph_mode': <CUDAGraphMode.NONE:",
+    CpuDevice => "device_config=cpu",
     Compiling => "Compiling a graph for compile range",
     AotLoad => "Directly load AOT compilation",
     Ready => "Application startup complete",

@@ -1,5 +1,6 @@
 //! Comparing starts with the same flags (bootlog.md §6): groups, then T4 (§7) and T11 (§8).
 
+use super::derive::POOL_OVERRIDE;
 use super::jsoneq::same;
 use super::BootLog;
 use crate::json::Json;
@@ -68,6 +69,42 @@ fn levels<T: PartialOrd + Copy>(vals: &[T]) -> Vec<T> {
     v
 }
 
+/// The starts' `--num-gpu-blocks-override` by label, and its values as a phrase, when they
+/// differ within the group (they are not part of the identity; see `derive`).
+fn pool_overrides(logs: &[BootLog], group: &[usize]) -> Option<(Json, String)> {
+    let value = |l: &BootLog| {
+        l.facts
+            .non_default_args
+            .as_ref()
+            .and_then(|a| a.get(POOL_OVERRIDE))
+            .cloned()
+            .unwrap_or(Json::Null)
+    };
+    let first = value(&logs[group[0]]);
+    if group.iter().all(|&i| same(&value(&logs[i]), &first)) {
+        return None;
+    }
+    let shown: Vec<String> = group
+        .iter()
+        .map(|&i| match value(&logs[i]) {
+            Json::Null => "not set".to_string(),
+            v => super::derive::py_str(&v),
+        })
+        .collect();
+    Some((
+        by_label(logs, group, value),
+        format!("--num-gpu-blocks-override ({})", shown.join(", ")),
+    ))
+}
+
+/// "Same flags", or "Same flags apart from --num-gpu-blocks-override …".
+fn same_flags(overrides: &Option<(Json, String)>) -> String {
+    match overrides {
+        Some((_, shown)) => format!("Same flags apart from {shown}"),
+        None => "Same flags".to_string(),
+    }
+}
+
 /// T4: pool size jumps between starts of one group.
 pub(crate) fn t4(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResult {
     let pools = by_label(logs, group, |l| {
@@ -78,9 +115,15 @@ pub(crate) fn t4(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResul
         .filter(|&&i| logs[i].facts.kv_pool_tokens.is_none())
         .map(|&i| logs[i].label.as_str())
         .collect();
+    let overrides = pool_overrides(logs, group);
     let base = |r: CheckResult| {
-        r.with("pools", pools.clone())
-            .with("not_compared", not_compared_json(nc))
+        let r = r
+            .with("pools", pools.clone())
+            .with("not_compared", not_compared_json(nc));
+        match &overrides {
+            Some((by_label, _)) => r.with(POOL_OVERRIDE, by_label.clone()),
+            None => r,
+        }
     };
     if !missing.is_empty() {
         return base(CheckResult::new(
@@ -102,7 +145,8 @@ pub(crate) fn t4(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResul
             4,
             Status::Pass,
             format!(
-                "Same flags, same KV pool ({} tokens) on every start: {}",
+                "{}, same KV pool ({} tokens) on every start: {}",
+                same_flags(&overrides),
                 thousands_int(lv[0]),
                 names(logs, group)
             ),
@@ -117,13 +161,18 @@ pub(crate) fn t4(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResul
     } else {
         String::new()
     };
+    let why = if overrides.is_some() {
+        "the override set each pool"
+    } else {
+        "the pool is sized at each start in steps"
+    };
     base(CheckResult::new(
         4,
         Status::Warn,
         format!(
-            "Same flags, {} different KV pools: {} to {} tokens{apart} across {}; the pool is \
-             sized at each start in steps, so compare results only between starts with the \
-             same pool",
+            "{}, {} different KV pools: {} to {} tokens{apart} across {}; {why}, so compare \
+             results only between starts with the same pool",
+            same_flags(&overrides),
             lv.len(),
             thousands_int(lo),
             thousands_int(hi),
@@ -142,10 +191,16 @@ fn range_text(vals: &[f64]) -> Option<(String, String)> {
 pub(crate) fn t11(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResult {
     let avail = by_label(logs, group, |l| opt_f64(l.facts.available_kv_cache_gib));
     let graphs = by_label(logs, group, |l| opt_f64(l.facts.cudagraph_actual_gib));
+    let overrides = pool_overrides(logs, group);
     let base = |r: CheckResult| {
-        r.with("available_kv_cache_gib", avail.clone())
+        let r = r
+            .with("available_kv_cache_gib", avail.clone())
             .with("cudagraph_actual_gib", graphs.clone())
-            .with("not_compared", not_compared_json(nc))
+            .with("not_compared", not_compared_json(nc));
+        match &overrides {
+            Some((by_label, _)) => r.with(POOL_OVERRIDE, by_label.clone()),
+            None => r,
+        }
     };
     let missing: Vec<&str> = group
         .iter()
@@ -171,7 +226,8 @@ pub(crate) fn t11(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResu
             11,
             Status::Pass,
             format!(
-                "Same flags, {} GiB left for the KV cache on every start: {}",
+                "{}, {} GiB left for the KV cache on every start: {}",
+                same_flags(&overrides),
                 shortest(vals[0]),
                 names(logs, group)
             ),
@@ -208,7 +264,11 @@ pub(crate) fn t11(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResu
         Status::Warn,
         format!(
             "The memory left for the KV cache varied from {lo} to {hi} GiB between starts with \
-             the same flags{what}; a small loss can drop the pool a step (T4)"
+             the same flags{}{what}; a small loss can drop the pool a step (T4)",
+            overrides
+                .as_ref()
+                .map(|(_, shown)| format!(" apart from {shown}"))
+                .unwrap_or_default()
         ),
     ))
     .with(

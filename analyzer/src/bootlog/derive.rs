@@ -69,6 +69,7 @@ pub(crate) fn derive(f: &mut BootFacts, x: &Extras, engine: Option<Engine>, text
         trtllm_settings(f, x, text);
     }
     vllm_settings(f);
+    cpu_backend(f, x);
     if f.cudagraphs.is_none() && f.cudagraph_actual_gib.is_some() {
         f.cudagraphs = Some(true);
     }
@@ -138,10 +139,43 @@ fn vllm_settings(f: &mut BootFacts) {
     }
 }
 
+/// vLLM's CPU platform (0.32) prints no selection line for its attention backend: every
+/// model that is not MLA gets `CPU_ATTN` (`CpuPlatform.get_attn_backend_cls`; a requested
+/// other backend is refused with "Cannot use … backend on CPU."), and MLA models print
+/// `Using CPU_MLA backend.` or `Using AMX_MLA backend.`, read as a selection line.
+fn cpu_backend(f: &mut BootFacts, x: &Extras) {
+    if x.cpu_platform && f.selected_backends.is_empty() {
+        f.selected_backends.push(CPU_ATTN.to_string());
+    }
+}
+
+/// The CPU platform's attention backend for models that are not MLA.
+pub(crate) const CPU_ATTN: &str = "CPU_ATTN";
+
+/// vLLM's flag that sets the pool's block count. Like TensorRT-LLM's pool values (§6) it
+/// is not part of a start's identity: starts that differ only in it are compared, and
+/// T4/T11 report the pools it set and the memory beside them (a departure: the
+/// reference compares the whole dict, so such starts got no T4/T11 at all).
+pub(crate) const POOL_OVERRIDE: &str = "num_gpu_blocks_override";
+
+/// A dict without the given keys (any other value as it is).
+fn without_keys(d: &Json, keys: &[&str]) -> Json {
+    match d {
+        Json::Obj(pairs) => Json::Obj(
+            pairs
+                .iter()
+                .filter(|(k, _)| !keys.contains(&k.as_str()))
+                .cloned()
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// A start's identity (§2.7, §6).
 fn config_args(f: &BootFacts) -> Option<Json> {
     if let Some(nda) = &f.non_default_args {
-        return Some(nda.clone());
+        return Some(without_keys(nda, &[POOL_OVERRIDE]));
     }
     let Json::Obj(pairs) = f.server_args.as_ref()? else {
         return None;
@@ -188,5 +222,99 @@ mod tests {
             py_str(&Json::Arr(vec!["a".into(), Json::Null])),
             "['a', None]"
         );
+    }
+
+    /// A line of vLLM 0.32 on the CPU platform, tagged as the real ones are.
+    fn line(proc_name: &str, msg: &str) -> String {
+        format!("({proc_name} pid=7) INFO 11-30 10:50:26 [x.py:1] {msg}")
+    }
+
+    fn cpu_log(args: &str) -> String {
+        [
+            line("APIServer", &format!("non-default args: {{'model': '/m', {args}}}")),
+            line("EngineCore", "Initializing a V1 LLM engine (v0.32.0) with config: model='/m', device_config=cpu, compilation_config={'cudagraph_mode': <CUDAGraphMode.NONE: 0>, 'cudagraph_capture_sizes': []}"),
+            line("Worker", "Explicitly set (1.0/22.71) GiB for KV cache on node 0."),
+            line("EngineCore", "CPU KV cache size: 384 tokens, Maximum concurrency for 256 tokens per request: 1.50x"),
+            "INFO:     Application startup complete.".to_string(),
+        ]
+        .join("\n")
+    }
+
+    /// The CPU platform names no backend for a model that is not MLA: it is CPU_ATTN, and
+    /// a requested other backend was refused (T6 fails); no CUDA graphs.
+    #[test]
+    fn cpu_platform_backend_and_graphs() {
+        let f = crate::bootlog::read_facts(&cpu_log("'block_size': 32"), None);
+        assert_eq!(f.selected_backends, [CPU_ATTN]);
+        assert_eq!(f.cudagraphs, Some(false));
+        assert_eq!(f.kv_pool_tokens, Some(384));
+        assert_eq!(f.available_kv_cache_gib, Some(1.0));
+        assert_eq!(f.untested_version_note(), None);
+        let asked = cpu_log("'attention_backend': 'FLASH_ATTN'");
+        let logs = crate::bootlog::read_logs(&[("boot.log".into(), asked)], None);
+        let t6 = crate::bootlog::check_logs(&logs, false)
+            .into_iter()
+            .find(|r| r.id() == "T6")
+            .unwrap();
+        assert_eq!(t6.status, crate::verdict::Status::Fail, "{}", t6.message);
+        // An MLA model's own line is its selection, and a GPU log gets nothing derived.
+        let mla = format!(
+            "{}\n{}",
+            cpu_log("'block_size': 16"),
+            line("Worker", "Using CPU_MLA backend.")
+        );
+        assert_eq!(
+            crate::bootlog::read_facts(&mla, None).selected_backends,
+            ["CPU_MLA"]
+        );
+        let gpu = cpu_log("'block_size': 32").replace("device_config=cpu", "device_config=cuda");
+        assert!(crate::bootlog::read_facts(&gpu, None)
+            .selected_backends
+            .is_empty());
+    }
+
+    /// Starts that differ only in `--num-gpu-blocks-override` are compared: T4 shows the
+    /// pools the override set, T11 the memory beside them. Any other flag keeps them apart.
+    #[test]
+    fn starts_differing_only_in_the_pool_override_are_compared() {
+        let read = |a: &str, b: &str| {
+            crate::bootlog::read_logs(
+                &[
+                    ("a/boot.log".into(), cpu_log(a)),
+                    ("b/boot.log".into(), cpu_log(b)),
+                ],
+                None,
+            )
+        };
+        let ids = |logs| -> Vec<(String, String)> {
+            crate::bootlog::check_logs(logs, false)
+                .into_iter()
+                .filter(|r| ["T4", "T11"].contains(&r.id().as_str()))
+                .map(|r| (r.id(), r.status.as_str().to_string()))
+                .collect()
+        };
+        let logs = read(
+            "'num_gpu_blocks_override': 12",
+            "'num_gpu_blocks_override': 16",
+        );
+        let results = crate::bootlog::check_logs(&logs, false);
+        let t11 = results.iter().find(|r| r.id() == "T11").unwrap();
+        assert_eq!(t11.status, crate::verdict::Status::Pass);
+        assert_eq!(
+            t11.evidence(POOL_OVERRIDE).map(Json::to_compact).as_deref(),
+            Some(r#"{"a/boot.log": 12, "b/boot.log": 16}"#)
+        );
+        assert!(t11
+            .message
+            .contains("apart from --num-gpu-blocks-override (12, 16)"));
+        let logs = read("'num_gpu_blocks_override': 12", "'max_num_seqs': 4");
+        assert_eq!(ids(&logs), []);
+        let logs = read(
+            "'num_gpu_blocks_override': 12",
+            "'num_gpu_blocks_override': 12",
+        );
+        let same = crate::bootlog::check_logs(&logs, false);
+        assert!(same.iter().all(|r| r.evidence(POOL_OVERRIDE).is_none()));
+        assert_eq!(ids(&logs).len(), 2);
     }
 }

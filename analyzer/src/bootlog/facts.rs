@@ -40,6 +40,8 @@ pub(crate) struct Extras {
     pub first_stamp: Option<i64>,
     pub last_stamp: Option<i64>,
     pub compiled: bool,
+    /// vLLM's engine configuration names the CPU platform (`device_config=cpu`).
+    pub cpu_platform: bool,
     pub aot_loaded: bool,
 }
 
@@ -72,6 +74,9 @@ impl FactsScan {
             Anchor::MambaPad,
             Anchor::KvSize,
             Anchor::AvailKv,
+            Anchor::CpuKvSize,
+            Anchor::CpuKvSpace,
+            Anchor::CpuMla,
             Anchor::ModelLoading,
             Anchor::CgEstimated,
             Anchor::CgPool,
@@ -122,8 +127,12 @@ impl FactsScan {
         if v.anchors.meets(self.field_anchors) {
             self.fields(v.lineno, clean, v.body(), v.anchors);
         }
-        if v.anchors.has(Anchor::Eager) {
+        // Eager mode, or a configuration without CUDA graphs (vLLM's CPU platform).
+        if v.anchors.has(Anchor::Eager) || v.anchors.has(Anchor::NoGraphs) {
             self.facts.cudagraphs = Some(false);
+        }
+        if v.anchors.has(Anchor::CpuDevice) {
+            self.extras.cpu_platform = true;
         }
         if v.anchors.has(Anchor::Compiling) {
             self.extras.compiled = true;
@@ -282,7 +291,7 @@ impl FactsScan {
             },
             FieldValue::Float(x) => match field {
                 Field::MambaPadding => f.mamba_page_padding_pct = Some(x),
-                Field::AvailableKv => f.available_kv_cache_gib = Some(x),
+                Field::AvailableKv | Field::CpuKvSpace => f.available_kv_cache_gib = Some(x),
                 Field::CudagraphEstimated => f.cudagraph_estimated_gib = Some(x),
                 Field::CudagraphActual => f.cudagraph_actual_gib = Some(x),
                 Field::CompileSeconds => f.compile_s = Some(add(f.compile_s, x)),

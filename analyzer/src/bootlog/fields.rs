@@ -51,6 +51,9 @@ fields! {
     MambaPadding => "mamba_page_padding_pct", MambaPad, LastConflict;
     KvPool => "kv_pool", KvSize, LastConflict;
     AvailableKv => "available_kv_cache_gib", AvailKv, LastConflict;
+    CpuKvPool => "kv_pool", CpuKvSize, LastConflict;
+    CpuKvSpace => "available_kv_cache_gib", CpuKvSpace, LastConflict;
+    CpuMlaBackend => "selected_backend", CpuMla, List;
     ModelLoad => "model_load", ModelLoading, LastConflict;
     CudagraphEstimated => "cudagraph_estimated_gib", CgEstimated, LastConflict;
     CudagraphActual => "cudagraph_actual_gib", CgPool, LastConflict;
@@ -99,8 +102,10 @@ impl Field {
             Field::BackendCandidates => vllm::backend_with_candidates(line),
             Field::AttentionBlockSize => vllm::block_size(line),
             Field::MambaPadding => vllm::mamba_padding(line),
-            Field::KvPool => vllm::kv_pool(line),
+            Field::KvPool | Field::CpuKvPool => vllm::kv_pool(line),
             Field::AvailableKv => vllm::available_kv(line),
+            Field::CpuKvSpace => vllm::cpu_kv_space(line),
+            Field::CpuMlaBackend => vllm::cpu_mla_backend(line),
             Field::ModelLoad => vllm::model_load(line),
             Field::CudagraphEstimated => vllm::cudagraph_estimated(line),
             Field::CudagraphActual => vllm::cudagraph_actual(line),
@@ -160,7 +165,7 @@ mod tests {
 
     #[test]
     fn table_ids() {
-        assert_eq!(TABLE.len(), 27);
+        assert_eq!(TABLE.len(), 30);
         assert_eq!(Field::SglangModelLoad.id(), Field::ModelLoad.id());
         assert_eq!(Field::PageSize.policy(), Policy::Last);
         assert_eq!(Field::CompileSeconds.policy(), Policy::Sum);

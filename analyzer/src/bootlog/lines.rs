@@ -87,7 +87,8 @@ pub(crate) fn vllm_tag(line: &str) -> Option<Tag<'_>> {
     if !(first.is_ascii_alphabetic() || first == '_') {
         return None;
     }
-    let name_len = 1 + run(&s[1..], |c| is_word(c) || c == ':');
+    // `-` too: vLLM 0.32's multiproc workers start as `(VllmWorker-0 pid=N)`.
+    let name_len = 1 + run(&s[1..], |c| is_word(c) || c == ':' || c == '-');
     let name = &s[..name_len];
     let s = &s[name_len..];
     let ws = run(s, char::is_whitespace);
@@ -234,6 +235,18 @@ mod tests {
         }
         let t = vllm_tag("(Worker_TP0:x pid=7)x").unwrap();
         assert_eq!((t.name, t.pid, t.rest), ("Worker_TP0:x", "7", "x"));
+        assert_eq!(strip_prefix("(-x pid=5) x"), "(-x pid=5) x");
+    }
+
+    /// vLLM 0.32's multiproc worker prints its first lines under its spawn name.
+    #[test]
+    fn worker_spawn_name() {
+        let t = vllm_tag("(VllmWorker-0 pid=16278) WARNING 11-30 10:50:42 [vllm.py:725] Model Runner V2 requires Triton; using the V1 model runner instead.").unwrap();
+        assert_eq!((t.name, t.pid), ("VllmWorker-0", "16278"));
+        assert_eq!(
+            t.rest,
+            "Model Runner V2 requires Triton; using the V1 model runner instead."
+        );
     }
 
     #[test]

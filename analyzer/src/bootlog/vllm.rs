@@ -91,12 +91,13 @@ pub(crate) fn mamba_padding(line: &str) -> Option<FieldValue> {
 }
 
 rule!(
-    KV_POOL = r"GPU KV cache size: ([0-9,]+) tokens, Maximum concurrency for ([0-9,]+) tokens per request: ",
+    KV_POOL = r"[GC]PU KV cache size: ([0-9,]+) tokens, Maximum concurrency for ([0-9,]+) tokens per request: ",
     decimal!(),
     "x"
 );
 
-/// `GPU KV cache size: T tokens, Maximum concurrency for L tokens per request: Xx`.
+/// `GPU KV cache size: T tokens, Maximum concurrency for L tokens per request: Xx`; the CPU
+/// platform (0.32) prints the same line as `CPU KV cache size: …`.
 pub(crate) fn kv_pool(line: &str) -> Option<FieldValue> {
     let [tokens, request_len, concurrency] = groups(&KV_POOL, line)?;
     Some(FieldValue::KvPool {
@@ -115,6 +116,40 @@ rule!(
 /// `Available KV cache memory: X GiB`.
 pub(crate) fn available_kv(line: &str) -> Option<FieldValue> {
     decimal_value(&AVAILABLE_KV, line)
+}
+
+rule!(
+    CPU_KV_SPACE = r"set \(",
+    decimal!(),
+    "/",
+    decimal!(),
+    r"\) GiB for KV cache on node"
+);
+
+/// The CPU platform's KV space (0.32, `cpu_worker.py`, printed by the worker):
+/// `Explicitly set (X/T) GiB for KV cache on node N.` (`VLLM_CPU_KVCACHE_SPACE` or
+/// `--kv-cache-memory-bytes`) or `Auto set (X/T) GiB for KV cache on node N, with …`; X is
+/// the memory given to the KV cache, T the node's memory (which moves between starts).
+pub(crate) fn cpu_kv_space(line: &str) -> Option<FieldValue> {
+    let [kv, _node] = groups(&CPU_KV_SPACE, line)?;
+    to_f64(kv).map(FieldValue::Float)
+}
+
+rule!(
+    CPU_MLA_BACKEND = "Using (",
+    word!(),
+    r"+_MLA) backend\.\p{White_Space}*$"
+);
+
+/// The CPU platform names its backend only for MLA models: `Using CPU_MLA backend.` or
+/// `Using AMX_MLA backend.` at the end of the line. Every other model gets `CPU_ATTN`
+/// without a line (see `derive`).
+pub(crate) fn cpu_mla_backend(line: &str) -> Option<FieldValue> {
+    let [name] = groups(&CPU_MLA_BACKEND, line)?;
+    Some(FieldValue::Backend {
+        name: name.to_string(),
+        candidates: None,
+    })
 }
 
 rule!(
@@ -325,6 +360,41 @@ mod tests {
             compile_seconds("torch.compile took 60.37 s in total"),
             Some(FieldValue::Float(60.37))
         );
+    }
+
+    /// vLLM 0.32's CPU platform (fixtures/real/): the pool line's device word, the KV
+    /// space its worker prints, and the backend MLA models name.
+    #[test]
+    fn cpu_platform_lines() {
+        assert_eq!(
+            kv_pool("CPU KV cache size: 1,048,576 tokens, Maximum concurrency for 256 tokens per request: 4096.00x"),
+            Some(FieldValue::KvPool {
+                tokens: 1_048_576,
+                request_len: 256,
+                concurrency: 4096.0
+            })
+        );
+        assert_eq!(
+            cpu_kv_space("Explicitly set (1.0/22.71) GiB for KV cache on node 0."),
+            Some(FieldValue::Float(1.0))
+        );
+        assert_eq!(
+            cpu_kv_space("Auto set (3.5/22.71) GiB for KV cache on node 1, with 4.0 GiB requested memory for the worker. 0.5 GiB memory was consumed by non-kv usages."),
+            Some(FieldValue::Float(3.5))
+        );
+        assert_eq!(
+            cpu_kv_space("Explicitly set (1.0.1/22.71) GiB for KV cache on node 0."),
+            None
+        );
+        assert_eq!(cpu_kv_space("set (/) GiB for KV cache on node 0"), None);
+        assert_eq!(
+            cpu_mla_backend("Using CPU_MLA backend."),
+            Some(FieldValue::Backend {
+                name: "CPU_MLA".into(),
+                candidates: None
+            })
+        );
+        assert_eq!(cpu_mla_backend("Using AMX_MLA backend. later"), None);
     }
 
     #[test]

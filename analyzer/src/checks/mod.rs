@@ -1,6 +1,7 @@
 //! The run-level tripwires, one file each (checks.md). Each takes already-parsed inputs
 //! and returns one result; none reads files.
 
+pub mod server_down;
 pub mod t01_preemption;
 pub mod t02_orphaned_engine;
 pub mod t07_probe;

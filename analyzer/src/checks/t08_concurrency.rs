@@ -1,6 +1,7 @@
 //! T8: the load tool kept N requests open, but the server may have run far fewer (checks.md
 //! §3).
 
+use super::server_down::ServerDown;
 use crate::bootlog::{BootFacts, RunningCap};
 use crate::engine::Engine;
 use crate::json::Json;
@@ -84,6 +85,22 @@ pub fn check(series: &Series, requested: i64, facts: Option<&BootFacts>) -> Chec
         }
     }
     r
+}
+
+/// T8 when the server was down before the load: can't tell, and why (not "ran at most 0").
+pub fn server_down(requested: i64, down: &ServerDown) -> CheckResult {
+    CheckResult::new(
+        8,
+        Status::Unknown,
+        format!(
+            "{requested} requested, but the server was down before the load started: {}; \
+             nothing the load sent reached a running server, so how many it runs at once \
+             can't be told",
+            down.reason
+        ),
+    )
+    .with("requested", requested)
+    .with("server_down", down.reason.as_str())
 }
 
 /// Why the server ran at most `cap` at once, naming the engine and its own setting

@@ -2,11 +2,27 @@
 //! other traffic shared the server, or the client counted work the server did not do
 //! (checks.md §7).
 
+use super::server_down::ServerDown;
 use crate::bench::BenchResult;
 use crate::counters::Pair;
 use crate::engine::Engine;
 use crate::num::thousands;
 use crate::verdict::{CheckResult, Status};
+
+/// T15 when the server was down before the load: can't tell, and why (not a disagreement
+/// between the load tool's failures and a server that was not there).
+pub fn server_down(down: &ServerDown) -> CheckResult {
+    CheckResult::new(
+        15,
+        Status::Unknown,
+        format!(
+            "the server was down before the load started: {}; there is no run to compare the \
+             load tool's counts with",
+            down.reason
+        ),
+    )
+    .with("server_down", down.reason.as_str())
+}
 
 pub fn check(
     engine: Engine,

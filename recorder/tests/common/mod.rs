@@ -4,6 +4,8 @@
 //! analyzer library to read the verdicts of a recorded folder.
 #![allow(dead_code)]
 
+pub mod real;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -44,18 +46,25 @@ pub struct World {
 
 impl World {
     pub fn new(name: &str) -> World {
+        let w = World::bare(name);
+        let st = Command::new(enginesim())
+            .arg("install")
+            .arg(&w.bin)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success());
+        w
+    }
+
+    /// A world without the simulator's links (no fake engines, no fake `nvidia-smi`): for
+    /// the real engine.
+    pub fn bare(name: &str) -> World {
         let scope = format!("{name}-{}", std::process::id());
         let dir = std::env::temp_dir().join(format!("rec-test-{scope}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let bin = dir.join("bin");
-        let st = Command::new(enginesim())
-            .arg("install")
-            .arg(&bin)
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(st.success());
         World { dir, bin, scope }
     }
 

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::body::SimBody;
-use crate::http::{json_resp, Server};
+use crate::http::{json_resp, Kind, Server};
 use crate::log;
 use crate::openai::{self, Api, Head, Usage};
 use crate::prompt::{self, ChatLayout};
@@ -135,6 +135,7 @@ pub async fn serve(
     if let Some(max) = srv.max_queued {
         let cur = srv.engine.in_queue.load(Ordering::SeqCst);
         if cur >= max {
+            srv.rejections.fetch_add(1, Ordering::SeqCst);
             if let Some(f) = &srv.on_reject {
                 f(&req_id, cur, max);
             }
@@ -146,8 +147,13 @@ pub async fn serve(
     let n = srv.requests_seen.fetch_add(1, Ordering::SeqCst) + 1;
     if srv.crash_at == Some(n) {
         if let Some(f) = &srv.on_crash {
-            srv.done(&peer, "POST", path, 500);
+            // A dead engine fails vLLM's health check at once (the API server lives on for
+            // a moment); the request's access line comes after the crash's lines.
+            if srv.kind == Kind::Vllm {
+                srv.healthy.store(false, Ordering::SeqCst);
+            }
             f(n);
+            srv.done(&peer, "POST", path, 500);
         }
         return json_resp(
             500,

@@ -82,6 +82,8 @@ pub struct Server {
     pub metrics_stall_after: Option<u64>,
     pub scrapes: AtomicU64,
     pub requests_seen: AtomicU64,
+    /// Requests admission control turned away.
+    pub rejections: AtomicU64,
     pub http: Mutex<BTreeMap<(String, String, u16), HttpCount>>,
     pub trt_iter_json: bool,
     pub pid: u32,

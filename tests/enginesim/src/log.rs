@@ -2,7 +2,17 @@
 //! Engine children inherit the same stdout, so every line goes out in one write.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// vLLM 0.32 tags only its logger's lines with `(Proc pid=N)`: uvicorn's lines and
+/// tracebacks go out bare (0.28 and 0.30 tagged every line).
+static BARE_NON_LOGGER: AtomicBool = AtomicBool::new(false);
+
+/// Lines that do not come from vLLM's logger go out without the process tag.
+pub fn set_bare_non_logger(bare: bool) {
+    BARE_NON_LOGGER.store(bare, Ordering::SeqCst);
+}
 
 /// Local time broken down (year, month, day, hour, minute, second).
 pub fn local_now() -> (i32, u32, u32, u32, u32, u32) {
@@ -48,9 +58,20 @@ pub fn vllm(proc_name: &str, pid: u32, level: &str, src: &str, msg: &str) {
     ));
 }
 
-/// uvicorn's own lines (`INFO:     Application startup complete.`), under vLLM's tag.
+/// uvicorn's own lines (`INFO:     Application startup complete.`), under vLLM's tag
+/// (bare from 0.32 on).
 pub fn vllm_uvicorn(pid: u32, msg: &str) {
-    raw(&format!("(APIServer pid={pid}) INFO:     {msg}"));
+    vllm_raw("APIServer", pid, &format!("INFO:     {msg}"));
+}
+
+/// A line of a vLLM process that is not a logger record (a traceback line, uvicorn): tagged
+/// with the process before 0.32, bare from 0.32 on.
+pub fn vllm_raw(proc_name: &str, pid: u32, line: &str) {
+    if BARE_NON_LOGGER.load(Ordering::SeqCst) {
+        raw(line);
+    } else {
+        raw(&format!("({proc_name} pid={pid}) {line}"));
+    }
 }
 
 /// SGLang: `[2026-10-01 01:40:36] msg`.

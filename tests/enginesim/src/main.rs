@@ -23,6 +23,7 @@ mod sglang;
 mod tokenize;
 mod trtllm;
 mod vllm;
+mod vllm032;
 
 use std::path::Path;
 

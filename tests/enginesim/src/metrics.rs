@@ -93,6 +93,182 @@ fn process_block(o: &mut Out, start: f64) {
     );
 }
 
+/// `vllm:cache_config_info`'s labels in 0.32 (keys sorted as the exporter prints them).
+fn cache_info_032(
+    srv: &Server,
+    block_size: usize,
+    blocks: usize,
+    pool_tokens: u64,
+    util: f64,
+    over: &str,
+) -> String {
+    let user_block = srv
+        .server_info
+        .get("user_specified_block_size")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    let space = srv
+        .server_info
+        .get("kv_cache_memory_bytes")
+        .and_then(|v| v.as_u64())
+        .map_or("None".to_string(), |b| b.to_string());
+    let conc = pool_tokens as f64 / srv.max_model_len.max(1) as f64;
+    let py = |b: bool| if b { "True" } else { "False" };
+    [
+        ("_block_size_resolved", "True".to_string()),
+        ("block_size", block_size.to_string()),
+        ("cache_dtype", "auto".into()),
+        ("cache_hit_alignment_tokens", "None".into()),
+        ("effective_attention_block_size", block_size.to_string()),
+        ("enable_mamba_shared_prefix_checkpoint", "False".into()),
+        ("enable_prefix_caching", "True".into()),
+        ("engine", "0".into()),
+        ("gpu_memory_utilization", util.to_string()),
+        ("hash_block_size", "None".into()),
+        ("is_attention_free", "False".into()),
+        ("kv_cache_dtype_skip_layers", "[]".into()),
+        ("kv_cache_layout", "None".into()),
+        ("kv_cache_max_concurrency", crate::pylit::float(conc)),
+        ("kv_cache_memory_bytes", space),
+        ("kv_cache_size_tokens", pool_tokens.to_string()),
+        ("kv_offloading_backend", "native".into()),
+        ("kv_offloading_size", "None".into()),
+        ("kv_sharing_fast_prefill", "False".into()),
+        ("mamba_block_size", "None".into()),
+        ("mamba_cache_dtype", "auto".into()),
+        ("mamba_cache_mode", "none".into()),
+        ("mamba_page_size_padded", "None".into()),
+        ("mamba_ssm_cache_dtype", "auto".into()),
+        ("num_cpu_blocks", "None".into()),
+        ("num_gpu_blocks", blocks.to_string()),
+        ("num_gpu_blocks_override", over.to_string()),
+        ("prefix_cache_retention_interval", "0".into()),
+        ("prefix_caching_hash_algo", "sha256".into()),
+        ("prefix_match_unit", "None".into()),
+        ("replayssm_buffer_len", "16".into()),
+        ("skip_page_size_padded", "None".into()),
+        ("sliding_window", "None".into()),
+        ("swa_bounded_replay", "True".into()),
+        ("use_kda_recoverssm", "False".into()),
+        ("use_replayssm", "False".into()),
+        ("user_specified_block_size", py(user_block).into()),
+    ]
+    .iter()
+    .map(|(k, v)| format!("{k}=\"{v}\""))
+    .collect::<Vec<_>>()
+    .join(",")
+}
+
+/// The families vLLM 0.32 exports beside 0.30's (names, types and label sets as the real
+/// release prints them; the simulator has no prefix cache, multi-modal cache, KV transfer
+/// or flop estimates, so those read zero).
+fn vllm_032_families(o: &mut Out, st: &crate::sched::Stats, srv: &Server, l: &str) {
+    let with = |k: &str, v: &str| format!("{l},{k}=\"{v}\"");
+    o.head(
+        "vllm:num_requests_waiting_by_reason",
+        "Number of waiting requests by reason. Reason labels: 'capacity' = waiting for scheduling capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV transfer, blocked status). Sum of all reasons equals vllm:num_requests_waiting.",
+        "gauge",
+    );
+    o.sample(
+        "vllm:num_requests_waiting_by_reason",
+        &with("reason", "capacity"),
+        st.waiting as f64,
+    );
+    o.sample(
+        "vllm:num_requests_waiting_by_reason",
+        &with("reason", "deferred"),
+        0.0,
+    );
+    o.head(
+        "vllm:engine_sleep_state",
+        "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.",
+        "gauge",
+    );
+    for (state, v) in [
+        ("awake", 1.0),
+        ("weights_offloaded", 0.0),
+        ("discard_all", 0.0),
+    ] {
+        o.sample("vllm:engine_sleep_state", &with("sleep_state", state), v);
+    }
+    for (base, help) in [
+        ("vllm:estimated_flops_per_gpu", "Estimated number of floating point operations per GPU (for Model Flops Utilization calculations)."),
+        ("vllm:estimated_read_bytes_per_gpu", "Estimated number of bytes read from memory per GPU (for Model Flops Utilization calculations)."),
+        ("vllm:estimated_write_bytes_per_gpu", "Estimated number of bytes written to memory per GPU (for Model Flops Utilization calculations)."),
+        ("vllm:external_prefix_cache_queries", "External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens."),
+        ("vllm:external_prefix_cache_hits", "External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens."),
+        ("vllm:mm_cache_queries", "Multi-modal cache queries, in terms of number of queried items."),
+        ("vllm:mm_cache_hits", "Multi-modal cache hits, in terms of number of cached items."),
+        ("vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external)."),
+    ] {
+        o.counter_created(base, help, l, 0.0);
+    }
+    let by_source = |o: &mut Out, base: &str, help: &str, rows: &[(&str, f64)]| {
+        o.head(&format!("{base}_total"), help, "counter");
+        for (src, v) in rows {
+            o.sample(&format!("{base}_total"), &with("source", src), *v);
+        }
+        o.head(&format!("{base}_created"), help, "gauge");
+        for (src, _) in rows {
+            let c = o.stamp();
+            o.sample(&format!("{base}_created"), &with("source", src), c);
+        }
+    };
+    by_source(
+        o,
+        "vllm:prompt_tokens_by_source",
+        "Number of prompt tokens by source.",
+        &[
+            ("local_compute", st.live_prompt_tokens as f64),
+            ("local_cache_hit", 0.0),
+            ("external_kv_transfer", 0.0),
+        ],
+    );
+    by_source(
+        o,
+        "vllm:prompt_tokens_cached_by_source",
+        "Prefix-cache hit tokens by the cache tier that supplied them: device (local HBM), host (offloaded to DRAM), disk, p2p (transferred from another vLLM instance) or external_unspecified. Counted at admission; sums to vllm:prefix_cache_hits + vllm:external_prefix_cache_hits.",
+        &[
+            ("device", 0.0),
+            ("host", 0.0),
+            ("p2p", 0.0),
+            ("disk", 0.0),
+            ("external_unspecified", 0.0),
+        ],
+    );
+    o.hist(
+        "vllm:request_prefill_kv_computed_tokens",
+        "Histogram of new KV tokens computed during prefill (excluding cached tokens).",
+        l,
+        &st.prompt_len,
+        true,
+    );
+    // Admission control's counter carries no engine label.
+    let help = "Number of admission attempts rejected by a queue limit, by reason.";
+    let ml = format!("model_name=\"{}\"", srv.served_name);
+    let rejected = srv.rejections.load(std::sync::atomic::Ordering::SeqCst) as f64;
+    o.head("vllm:admission_rejections_total", help, "counter");
+    for (reason, v) in [
+        ("max_num_queued_reqs", rejected),
+        ("max_num_queued_tokens", 0.0),
+    ] {
+        o.sample(
+            "vllm:admission_rejections_total",
+            &format!("{ml},reason=\"{reason}\""),
+            v,
+        );
+    }
+    o.head("vllm:admission_rejections_created", help, "gauge");
+    for reason in ["max_num_queued_reqs", "max_num_queued_tokens"] {
+        let c = o.stamp();
+        o.sample(
+            "vllm:admission_rejections_created",
+            &format!("{ml},reason=\"{reason}\""),
+            c,
+        );
+    }
+}
+
 pub fn vllm(srv: &Server) -> String {
     let st = srv.engine.stats.lock().unwrap().clone();
     let mut o = Out::new(srv.start_unix);
@@ -280,17 +456,33 @@ pub fn vllm(srv: &Server) -> String {
     );
     let c = &srv.engine.cfg;
     let blocks = st.total_blocks + 1;
-    let info = format!(
-        "block_size=\"{}\",cache_dtype=\"auto\",enable_prefix_caching=\"True\",engine=\"0\",gpu_memory_utilization=\"{}\",is_attention_free=\"False\",kv_cache_size_tokens=\"{}\",num_cpu_blocks=\"None\",num_gpu_blocks=\"{}\",num_gpu_blocks_override=\"{}\",sliding_window=\"None\"",
-        c.block_size,
-        srv.server_info.get("gpu_memory_utilization").and_then(|v| v.as_f64()).unwrap_or(0.9),
-        srv.server_info.get("kv_pool_tokens").and_then(|v| v.as_u64()).unwrap_or((blocks * c.block_size) as u64),
-        blocks,
-        srv.server_info
-            .get("num_gpu_blocks_override")
-            .and_then(|v| v.as_u64())
-            .map_or("None".to_string(), |n| n.to_string())
-    );
+    let v032 = crate::vllm032::Flavor::of(&srv.version).v032;
+    if v032 {
+        vllm_032_families(&mut o, &st, srv, &l);
+    }
+    let pool_tokens = srv
+        .server_info
+        .get("kv_pool_tokens")
+        .and_then(|v| v.as_u64())
+        .unwrap_or((blocks * c.block_size) as u64);
+    let util = srv
+        .server_info
+        .get("gpu_memory_utilization")
+        .and_then(|v| v.as_f64())
+        .unwrap_or(0.9);
+    let over = srv
+        .server_info
+        .get("num_gpu_blocks_override")
+        .and_then(|v| v.as_u64())
+        .map_or("None".to_string(), |n| n.to_string());
+    let info = if v032 {
+        cache_info_032(srv, c.block_size, blocks, pool_tokens, util, &over)
+    } else {
+        format!(
+            "block_size=\"{}\",cache_dtype=\"auto\",enable_prefix_caching=\"True\",engine=\"0\",gpu_memory_utilization=\"{}\",is_attention_free=\"False\",kv_cache_size_tokens=\"{}\",num_cpu_blocks=\"None\",num_gpu_blocks=\"{}\",num_gpu_blocks_override=\"{}\",sliding_window=\"None\"",
+            c.block_size, util, pool_tokens, blocks, over
+        )
+    };
     o.gauge(
         "vllm:cache_config_info",
         "Information of the LLMEngine CacheConfig",

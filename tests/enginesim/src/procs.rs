@@ -92,6 +92,18 @@ pub fn role_config() -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// Keeps this process's own ready pipe out of the children it spawns: the parent reads
+/// the pipe to its end, which a grandchild holding a copy would delay until it exits.
+pub fn keep_ready_fd_private() {
+    if let Some(fd) = std::env::var(READY_ENV)
+        .ok()
+        .and_then(|v| v.parse::<i32>().ok())
+    {
+        // SAFETY: setting a flag on an inherited descriptor this process owns.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+}
+
 /// Tell the parent we are ready (closing the pipe).
 pub fn signal_ready() {
     if let Some(fd) = std::env::var(READY_ENV)
@@ -132,6 +144,21 @@ pub fn wait_signal() -> i32 {
     }
 }
 
+/// Waits up to `limit` for a process to end (gone, or a zombie not yet reaped).
+pub fn wait_gone(pid: u32, limit: std::time::Duration) {
+    let end = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < end {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = stat
+            .rfind(')')
+            .is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z'));
+        if stat.is_empty() || zombie {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 pub fn kill(pid: u32, sig: i32) {
     // SAFETY: sending a signal to a pid we spawned.
     unsafe { libc::kill(pid as i32, sig) };
@@ -149,6 +176,7 @@ pub fn child_main(role: &str) -> i32 {
     let mib = cfg.get("gpu_mib").and_then(Value::as_u64).unwrap_or(0);
     match role {
         "vllm-engine-core" => crate::vllm::engine_core_main(&cfg),
+        "vllm-worker" => crate::vllm032::worker_main(&cfg),
         _ => {
             if mib > 0 {
                 let _ = crate::gpu::register(mib);

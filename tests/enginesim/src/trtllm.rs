@@ -234,6 +234,7 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             metrics_stall_after: faults.metrics_stall_after,
             scrapes: AtomicU64::new(0),
             requests_seen: AtomicU64::new(0),
+            rejections: AtomicU64::new(0),
             http: Mutex::new(Default::default()),
             trt_iter_json: iter_stats,
             pid,

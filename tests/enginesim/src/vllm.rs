@@ -18,6 +18,7 @@ use crate::procs;
 use crate::pylit;
 use crate::sched::{self, EngineCfg, Notice, Policy};
 use crate::server::{self, Faults};
+use crate::vllm032::{self, Flavor};
 
 pub const DEFAULT_VERSION: &str = "0.30.0";
 
@@ -75,12 +76,17 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
     let speed = crate::args::sim_speed(&a)?;
     let faults = Faults::from_args(&a)?;
     let version = a.get("sim-version").unwrap_or(DEFAULT_VERSION).to_string();
+    let fl = Flavor::of(&version);
+    log::set_bare_non_logger(fl.v032);
     let preset = model::preset_for(&model, a.get("sim-model-preset"), a.has("sim-hybrid"));
     let port: u16 = a.num("port")?.unwrap_or(8000);
     let host = a.get("host").unwrap_or("127.0.0.1").to_string();
     let max_model_len: usize = a.num("max-model-len")?.unwrap_or(16384);
     let max_num_seqs: usize = a.num("max-num-seqs")?.unwrap_or(256);
-    let util: f64 = a.num("gpu-memory-utilization")?.unwrap_or(0.9);
+    // 0.32 raised the default to 0.92.
+    let util: f64 = a
+        .num("gpu-memory-utilization")?
+        .unwrap_or(if fl.v032 { 0.92 } else { 0.9 });
     let max_queued: Option<usize> = a.num("max-num-queued-reqs")?;
     let served = a
         .get("served-model-name")
@@ -92,10 +98,14 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
     let spec = a.get("speculative-config").map(str::to_string);
 
     // Sizing: what is left of utilization × card after weights, activations and graphs.
+    let user_block_size = a.get("block-size").is_some();
     let block_size: usize = match a.num::<usize>("sim-block-size")? {
         Some(b) => b,
         None if preset.hybrid => preset.vllm_block_size,
-        None => a.num("block-size")?.unwrap_or(16),
+        // The CPU platform's default block is 128 tokens.
+        None => a
+            .num("block-size")?
+            .unwrap_or(if fl.cpu { 128 } else { 16 }),
     };
     let mut consumed = preset.consumed_gib;
     if faults.pool_jitter {
@@ -106,7 +116,13 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
     let per_block_mib = preset.vllm_block_mib * block_size as f64 / preset.vllm_block_size as f64;
     let blocks_gib = |n: usize| round2(n as f64 * per_block_mib / 1024.0);
     // What profiling leaves for the KV cache, and the blocks that makes.
-    let profiled_gib = round2(desired - consumed - preset.peak_gib).max(0.0);
+    // The CPU platform gives the cache a fixed space instead (VLLM_CPU_KVCACHE_SPACE).
+    let (kv_space_gib, kv_space_explicit) = vllm032::cpu_kv_space();
+    let profiled_gib = if fl.cpu {
+        kv_space_gib
+    } else {
+        round2(desired - consumed - preset.peak_gib).max(0.0)
+    };
     let profiled_blocks = (profiled_gib * 1024.0 / per_block_mib).floor() as usize;
     // `--num-gpu-blocks-override` sizes the pool as in vLLM (profiling still runs and
     // is logged); the simulator's own `--sim-kv-blocks` wins over it and skips profiling.
@@ -122,7 +138,12 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
         "the simulated pool has {num_blocks} blocks; need at least 2"
     );
     let kv_tokens = num_blocks * block_size;
-    let gpu_mib = ((consumed + alloc_gib + cg) * 1024.0).round() as u64 + 600;
+    // The CPU platform holds no card memory.
+    let gpu_mib = if fl.cpu {
+        0
+    } else {
+        ((consumed + alloc_gib + cg) * 1024.0).round() as u64 + 600
+    };
     let nda = non_default_args(&a, &model);
 
     let pid = std::process::id();
@@ -148,14 +169,17 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
     );
     api(
         pid,
-        "model.py:692",
+        fl.tag("model.py:692", "model.py:733"),
         &format!("Resolved architecture: {}", preset.architecture),
     );
     api(
         pid,
-        "model.py:2030",
+        fl.tag("model.py:2030", "model.py:2152"),
         &format!("Using max model len {max_model_len}"),
     );
+    if fl.cpu && !block_size.is_multiple_of(32) {
+        log::vllm("APIServer", pid, "WARNING", "cpu.py:296", "CPU backend prefers block_size is multiples of 32, otherwise the performance is not optimized.");
+    }
     api(pid, "scheduler.py:230", &format!(
         "[enginesim] simulated pool: {num_blocks} blocks of {block_size} tokens (1 reserved null block), hybrid={}, max_num_seqs={max_num_seqs}, sim speed {speed}",
         preset.hybrid));
@@ -168,8 +192,26 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
         "weights_gib": preset.weights_gib, "load_s": preset.load_s, "util": util, "desired_gib": round2(desired),
         "eager": eager, "backend": backend, "spec": spec, "gpu_mib": gpu_mib,
         "override_from": override_blocks.map(|_| profiled_blocks),
+        "cpu": fl.cpu, "v032": fl.v032, "kv_space_gib": kv_space_gib, "kv_space_explicit": kv_space_explicit,
         "fail_start": faults.fail_start, "drafter_ignores_backend": faults.drafter_ignores_backend,
     });
+    // 0.32 starts Python's multiprocessing resource tracker beside its engine.
+    let _tracker = if fl.v032 {
+        Some(procs::spawn(
+            "resource-tracker",
+            "python",
+            &[
+                "-B",
+                "-c",
+                "from multiprocessing.resource_tracker import main;main(32)",
+            ],
+            &json!({"comm": "python"}),
+            false,
+            true,
+        )?)
+    } else {
+        None
+    };
     let mut child = procs::spawn(
         "vllm-engine-core",
         "VLLM::EngineCore",
@@ -181,6 +223,10 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
     let core_pid = child.pid();
     if !child.wait_ready() {
         let _ = child.child.wait();
+        if fl.v032 {
+            vllm032::failed_start_tail(pid);
+            return Ok(1);
+        }
         for l in [
             "Traceback (most recent call last):",
             "  File \"/opt/venv/bin/vllm\", line 10, in <module>",
@@ -193,13 +239,21 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
         }
         return Ok(1);
     }
-    api(pid, "entry.py:135", "Supported tasks: ['generate']");
     api(
         pid,
-        "entry.py:139",
+        fl.tag("entry.py:135", "entry.py:136"),
+        "Supported tasks: ['generate']",
+    );
+    api(
+        pid,
+        fl.tag("entry.py:139", "entry.py:140"),
         &format!("Starting vLLM server on http://{host}:{port}"),
     );
-    api(pid, "launcher.py:61", "Available routes are:");
+    api(
+        pid,
+        fl.tag("launcher.py:61", "launcher.py:186"),
+        "Available routes are:",
+    );
     for (r, m) in [
         ("/load", "GET"),
         ("/version", "GET"),
@@ -213,7 +267,17 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
         ("/v1/chat/completions/render", "POST"),
         ("/v1/completions/render", "POST"),
     ] {
-        api(pid, "launcher.py:70", &format!("Route: {r}, Methods: {m}"));
+        // 0.32 lists GET routes as "HEAD, GET".
+        let m = if fl.v032 && m == "GET" {
+            "HEAD, GET"
+        } else {
+            m
+        };
+        api(
+            pid,
+            fl.tag("launcher.py:70", "launcher.py:195"),
+            &format!("Route: {r}, Methods: {m}"),
+        );
     }
 
     let rt = server::runtime()?;
@@ -237,15 +301,28 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
         let st2 = stopping.clone();
         let on_crash: http::CrashFn = Box::new(move |_n| {
             st2.store(true, Ordering::SeqCst);
-            for l in crate::bootfail::crash_lines() {
-                log::vllm("EngineCore", core_pid, "ERROR", "core.py:1366", &l);
+            if fl.cpu {
+                // The worker's and the engine's lines come from the engine child, first.
+                procs::kill(core_pid, libc::SIGUSR1);
+                procs::wait_gone(core_pid, Duration::from_secs(2));
+            } else {
+                for l in crate::bootfail::crash_lines() {
+                    log::vllm("EngineCore", core_pid, "ERROR", "core.py:1366", &l);
+                }
+                procs::kill(core_pid, libc::SIGUSR1);
             }
-            procs::kill(core_pid, libc::SIGUSR1);
-            log::vllm("APIServer", pid, "ERROR", "async_llm.py:708", "AsyncLLM output_handler failed.");
-            log::vllm("APIServer", pid, "ERROR", "async_llm.py:708", "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.");
-            std::thread::spawn(|| {
+            let src = fl.tag("async_llm.py:708", "async_llm.py:906");
+            log::vllm("APIServer", pid, "ERROR", src, "AsyncLLM output_handler failed.");
+            log::vllm("APIServer", pid, "ERROR", src, "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.");
+            std::thread::spawn(move || {
                 std::thread::sleep(Duration::from_millis(300));
                 log::vllm_uvicorn(std::process::id(), "Shutting down");
+                if fl.v032 {
+                    // 0.32's API server ends cleanly after its engine died: status 0.
+                    log::vllm_uvicorn(std::process::id(), &format!("Finished server process [{pid}]"));
+                    log::vllm("APIServer", pid, "WARNING", "utils.py:653", &format!("[shutdown] Process manager: force killing remaining process EngineCore pid {core_pid}"));
+                    std::process::exit(0);
+                }
                 std::process::exit(1);
             });
         });
@@ -269,7 +346,10 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             start_unix: log::unix_now(),
             metrics: Box::new(crate::metrics::vllm),
             server_info: json!({"gpu_memory_utilization": util, "kv_pool_tokens": kv_tokens,
-                "num_gpu_blocks_override": override_blocks}),
+                "num_gpu_blocks_override": override_blocks,
+                "user_specified_block_size": user_block_size,
+                // The CPU platform reports the space it reserved, not the pool's size.
+                "kv_cache_memory_bytes": fl.cpu.then_some((kv_space_gib * 1073741824.0) as u64)}),
             metrics_enabled: true,
             healthy: AtomicBool::new(true),
             max_queued,
@@ -279,6 +359,7 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             metrics_stall_after: faults.metrics_stall_after,
             scrapes: AtomicU64::new(0),
             requests_seen: AtomicU64::new(0),
+            rejections: AtomicU64::new(0),
             http: Mutex::new(Default::default()),
             trt_iter_json: false,
             pid,
@@ -294,7 +375,7 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
         log::vllm_uvicorn(pid, &format!("Started server process [{pid}]"));
         log::vllm_uvicorn(pid, "Waiting for application startup.");
         log::vllm_uvicorn(pid, "Application startup complete.");
-        tokio::spawn(stats_logger(engine.clone(), pid, speed));
+        tokio::spawn(stats_logger(engine.clone(), pid, speed, fl));
         // The engine child dying on its own kills the server, as EngineDeadError does.
         let (c2, s3) = (child.clone(), stopping.clone());
         tokio::spawn(async move {
@@ -311,6 +392,10 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
         let sig = server::wait_stop().await;
         stopping.store(true, Ordering::SeqCst);
         let _ = sig;
+        if fl.v032 {
+            api(pid, "launcher.py:254", "[shutdown] API server: shutdown triggered");
+            api(pid, "utils.py:628", "[shutdown] Process manager: send sigterm to process EngineCore");
+        }
         procs::kill(core_pid, libc::SIGTERM);
         for _ in 0..100 {
             if child.lock().unwrap().child.try_wait().ok().flatten().is_some() {
@@ -328,7 +413,7 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
 }
 
 /// vLLM's periodic `Engine 000:` line, every 10 simulated seconds while busy.
-async fn stats_logger(engine: Arc<sched::Shared>, pid: u32, speed: f64) {
+async fn stats_logger(engine: Arc<sched::Shared>, pid: u32, speed: f64, fl: Flavor) {
     let period = Duration::from_secs_f64(10.0 / speed);
     let (mut lp, mut lg) = (0u64, 0u64);
     let mut was_busy = false;
@@ -337,11 +422,11 @@ async fn stats_logger(engine: Arc<sched::Shared>, pid: u32, speed: f64) {
         let st = engine.stats.lock().unwrap().clone();
         let busy = st.running + st.waiting > 0;
         if busy || was_busy || st.live_prompt_tokens != lp {
-            api(pid, "loggers.py:315", &format!(
-                "Engine 000: Avg prompt throughput: {:.1} tokens/s, Avg generation throughput: {:.1} tokens/s, Running: {} reqs, Waiting: {} reqs, GPU KV cache usage: {:.1}%, Prefix cache hit rate: 0.0%",
+            api(pid, fl.tag("loggers.py:315", "loggers.py:335"), &format!(
+                "Engine 000: Avg prompt throughput: {:.1} tokens/s, Avg generation throughput: {:.1} tokens/s, Running: {} reqs, Waiting: {} reqs, {} KV cache usage: {:.1}%, Prefix cache hit rate: 0.0%",
                 (st.live_prompt_tokens - lp) as f64 / 10.0,
                 (st.live_generation_tokens - lg) as f64 / 10.0,
-                st.running, st.waiting, st.usage() * 100.0));
+                st.running, st.waiting, fl.device(), st.usage() * 100.0));
         }
         was_busy = busy;
         lp = st.live_prompt_tokens;
@@ -373,6 +458,12 @@ pub fn engine_core_main(c: &Value) -> i32 {
     let spec = c.get("spec").and_then(Value::as_str).map(str::to_string);
     let backend = c.get("backend").and_then(Value::as_str).map(str::to_string);
     let eager = b("eager");
+    if b("v032") {
+        log::set_bare_non_logger(true);
+    }
+    if b("cpu") {
+        return engine_core_cpu(c);
+    }
     let die = |kind: &str| -> i32 {
         for l in crate::bootfail::traceback(kind, "vllm/v1/engine/core.py") {
             log::vllm("EngineCore", pid, "ERROR", "core.py:1366", &l);
@@ -386,9 +477,11 @@ pub fn engine_core_main(c: &Value) -> i32 {
         );
         1
     };
-    core(pid, "core.py:123", &format!(
-        "Initializing a V1 LLM engine (v{}) with config: model='{model}', speculative_config={}, tokenizer='{model}', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, trust_remote_code=False, dtype=torch.bfloat16, max_seq_len={}, download_dir=None, load_format=auto, tensor_parallel_size=1, pipeline_parallel_size=1, quantization=None, enforce_eager={}, kv_cache_dtype=auto, device_config=cuda, seed=0, served_model_name={model}, enable_prefix_caching=True",
-        s("version"), spec.as_deref().map(|_| "SpeculativeConfig(method='mtp')").unwrap_or("None"), u("max_model_len"), if eager { "True" } else { "False" }));
+    let v032 = b("v032");
+    core(pid, if v032 { "core.py:133" } else { "core.py:123" }, &format!(
+        "Initializing a V1 LLM engine (v{}) with config: model='{model}', speculative_config={}, tokenizer='{model}', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, trust_remote_code=False, dtype=torch.bfloat16, max_seq_len={}, download_dir=None, load_format=auto, tensor_parallel_size=1, pipeline_parallel_size=1, quantization=None, enforce_eager={}, kv_cache_dtype=auto, {}, seed=0, served_model_name={model}, enable_prefix_caching=True",
+        s("version"), spec.as_deref().map(|_| "SpeculativeConfig(method='mtp')").unwrap_or("None"), u("max_model_len"), if eager { "True" } else { "False" },
+        if v032 { config_platform(false, eager) } else { "device_config=cuda".to_string() }));
     core(pid, "parallel_state.py:1827", "world_size=1 rank=0 local_rank=0 distributed_init_method=file:///tmp/vllm_dist backend=nccl");
     if matches!(
         fail.as_deref(),
@@ -561,4 +654,122 @@ pub fn thousands(n: u64) -> String {
         out.push(ch);
     }
     out
+}
+
+/// The engine configuration line's settings that tell the platform and CUDA graphs.
+fn config_platform(cpu: bool, eager: bool) -> String {
+    let mode = if cpu || eager {
+        "<CUDAGraphMode.NONE: 0>"
+    } else {
+        "<CUDAGraphMode.FULL_AND_PIECEWISE: (2, 1)>"
+    };
+    format!(
+        "device_config={}, compilation_config={{'mode': <CompilationMode.VLLM_COMPILE: 3>, 'cudagraph_mode': {mode}, 'cudagraph_capture_sizes': []}}",
+        if cpu { "cpu" } else { "cuda" }
+    )
+}
+
+/// The engine child on vLLM 0.32's CPU platform: its worker grandchild loads the model and
+/// reserves the KV space; the engine sizes the pool, prints it, and fails as the real one
+/// does on a block size the CPU backend refuses or a model length the pool cannot hold.
+fn engine_core_cpu(c: &Value) -> i32 {
+    let pid = std::process::id();
+    let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let u = |k: &str| c.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let eager = c.get("eager").and_then(Value::as_bool).unwrap_or(false);
+    let model = s("model");
+    core(pid, "core.py:133", &format!(
+        "Initializing a V1 LLM engine (v{}) with config: model='{model}', speculative_config=None, tokenizer='{model}', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, trust_remote_code=False, dtype=torch.bfloat16, max_seq_len={}, download_dir=None, load_format=auto, tensor_parallel_size=1, pipeline_parallel_size=1, quantization=None, enforce_eager={}, kv_cache_dtype=auto, {}, seed=0, served_model_name={model}, enable_prefix_caching=True",
+        s("version"), u("max_model_len"), if eager { "True" } else { "False" }, config_platform(true, eager)));
+    core(
+        pid,
+        "ompmultiprocessing.py:185",
+        "OpenMP thread binding info: ",
+    );
+    core(
+        pid,
+        "ompmultiprocessing.py:185",
+        "\tlocal_rank=0, core ids=[0]",
+    );
+    let mut cfg = c.clone();
+    cfg["comm"] = Value::from("VLLM::Worker");
+    procs::keep_ready_fd_private();
+    let mut worker = match procs::spawn("vllm-worker", "VLLM::Worker", &[], &cfg, true, true) {
+        Ok(w) => w,
+        Err(_) => return 1,
+    };
+    let worker_pid = worker.pid();
+    let stop_worker = |w: &mut procs::Spawned| {
+        procs::kill(w.pid(), libc::SIGKILL);
+        let _ = w.child.wait();
+    };
+    if !worker.wait_ready() {
+        let _ = worker.child.wait();
+        return 1;
+    }
+    let blocks = u("num_blocks");
+    let bs = u("block_size");
+    if let Some(from) = c.get("override_from").and_then(Value::as_u64) {
+        core(
+            pid,
+            "kv_cache_utils.py:2619",
+            &format!("Overriding num_gpu_blocks={from} with num_gpu_blocks_override={blocks}"),
+        );
+    }
+    let mml = u("max_model_len");
+    // One block is the null block: the usable pool is one block smaller.
+    let usable = blocks.saturating_sub(1) * bs;
+    if mml > usable {
+        vllm032::max_len_failure(pid, mml, usable);
+        stop_worker(&mut worker);
+        return 1;
+    }
+    let kv_tokens = u("kv_tokens");
+    core(
+        pid,
+        "kv_cache_utils.py:2327",
+        &format!(
+            "CPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {:.2}x",
+            thousands(kv_tokens),
+            thousands(mml),
+            kv_tokens as f64 / mml.max(1) as f64
+        ),
+    );
+    if !bs.is_multiple_of(32) {
+        vllm032::block_size_failure(worker_pid, pid, bs as usize);
+        stop_worker(&mut worker);
+        log::raw("Process EngineCore:");
+        return 1;
+    }
+    core(
+        pid,
+        "core.py:402",
+        "init engine (profile, create kv cache, warmup model) took 20.55 s",
+    );
+    procs::signal_ready();
+    let sig = procs::wait_signal();
+    if sig == libc::SIGUSR1 {
+        vllm032::cpu_crash_lines(worker_pid, pid);
+        stop_worker(&mut worker);
+        return 1;
+    }
+    let name = if sig == libc::SIGHUP {
+        "SIGHUP"
+    } else {
+        "SIGTERM"
+    };
+    core(
+        pid,
+        "core.py:1454",
+        &format!("[shutdown] EngineCore: trigger received signal={name}"),
+    );
+    log::vllm(
+        "APIServer",
+        std::os::unix::process::parent_id(),
+        "WARNING",
+        "system_utils.py:225",
+        &format!("[shutdown] force killing sub process VLLM::Worker pid {worker_pid}"),
+    );
+    stop_worker(&mut worker);
+    0
 }
