@@ -52,6 +52,8 @@ pub struct RunInput {
     pub gate: Option<InputFile>,
     pub probe: Option<InputFile>,
     pub teardown: Option<InputFile>,
+    /// The recorder's GPU samples (T16).
+    pub gpu: Option<InputFile>,
 }
 
 /// The engine the user named, and how (for the refusal message).
