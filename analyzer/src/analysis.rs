@@ -327,6 +327,7 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
             bench,
             manifest: p.manifest.as_ref(),
             requested,
+            untimed: expected_extra(input, p.manifest.as_ref()),
         }));
     }
 

@@ -9,6 +9,7 @@ pub mod clock;
 pub mod commands;
 pub mod docs;
 pub mod gpu;
+pub mod gpu_sampler;
 pub mod http;
 pub mod load;
 pub mod probe;

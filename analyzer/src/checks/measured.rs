@@ -31,6 +31,8 @@ pub struct Measured<'a> {
     pub bench: Option<&'a BenchResult>,
     pub manifest: Option<&'a Manifest>,
     pub requested: Option<i64>,
+    /// Requests the load tool sent outside its measurement (from `load.log`, as for T15).
+    pub untimed: i64,
 }
 
 /// Whether the input holds a measured load.
@@ -49,7 +51,15 @@ pub fn run(m: &Measured<'_>) -> Vec<CheckResult> {
         None => t16_gpu_throttled::without_samples(),
     }];
     match (m.pair, m.pair_error) {
-        (Some(pair), _) => out.push(t17_prefix_cache::check(m.snapshot_engine, pair)),
+        (Some(pair), _) => {
+            let untimed = t17_prefix_cache::Untimed {
+                requests: m.untimed,
+                prompt_tokens: m.bench.and_then(|b| {
+                    Some(b.total_input_tokens? as f64 / b.completed.filter(|&c| c > 0)? as f64)
+                }),
+            };
+            out.push(t17_prefix_cache::check(m.snapshot_engine, pair, untimed));
+        }
         (None, Some(e)) => out.push(crate::analysis::unknown_for(17, e)),
         (None, None) => {}
     }

@@ -4,33 +4,46 @@
 //! prefix-cache counters between the before and after readings (`Engine::prefix_cache`).
 //!
 //! The rule (spelled out in `checks/README.md`, T17): share = Δ(prompt tokens served from
-//! the cache) / Δ(prompt tokens looked up). **Warn** when the share is at least
-//! [`WARN_SHARE`], **pass** below it; **does not apply** when neither reading has any of
-//! the engine's prefix-cache counters (caching off, or a version that counts nothing);
-//! **can't tell** when a counter is missing from one reading, when the server restarted
-//! between them, or when no prompt token was looked up. Evidence: `engine`, `source`
-//! (the counters, in words), `hit_tokens`, `queried_tokens`, `share`.
+//! the cache) / Δ(prompt tokens looked up), less the load tool's untimed requests (its
+//! test request and warm-ups repeat the first prompt, so all but one of them are hits
+//! outside the measurement; each is taken at the result's mean prompt length). **Warn**
+//! when the share is at least [`WARN_SHARE`], **pass** below it; **does not apply** when
+//! neither reading has any of the engine's prefix-cache counters (caching off, or a
+//! version that counts nothing), or nothing was looked up; **can't tell** when a counter
+//! is missing from one reading or the server restarted between them. Evidence: `engine`,
+//! `source` (the counters, in words), `hit_tokens`, `queried_tokens` (the counters'
+//! deltas), `untimed_requests`, `untimed_tokens` (each untimed request's estimated prompt
+//! tokens), `share`.
 
 use crate::counters::Pair;
 use crate::engine::{Engine, Selector};
 use crate::json::Json;
 use crate::num::{fixed, round_dp, thousands};
-use crate::snapshot::Snapshot;
+use crate::prom::Exposition;
 use crate::verdict::{CheckResult, Status};
 
 /// A share of prompt tokens served from the cache from which the throughput is flagged.
 pub const WARN_SHARE: f64 = 0.10;
 
-/// The sum of the selected counters in one reading; none when none is present.
-pub fn read(snapshot: &Snapshot, selectors: &[Selector]) -> Option<f64> {
+/// The sum of the selected counters in one reading; none when none is present. The
+/// recorder writes the same sums into the series (`prefix_cache_hits`, `_queries`).
+pub fn read(metrics: &Exposition, selectors: &[Selector]) -> Option<f64> {
     selectors
         .iter()
-        .filter_map(|(name, labels)| snapshot.metrics.total(name, labels))
+        .filter_map(|(name, labels)| metrics.total(name, labels))
         .fold(None, |acc: Option<f64>, v| Some(acc.unwrap_or(0.0) + v))
 }
 
+/// The load tool's requests outside its measurement, and their mean prompt length.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Untimed {
+    pub requests: i64,
+    /// The result's prompt tokens per completed request.
+    pub prompt_tokens: Option<f64>,
+}
+
 /// T17 on a pair of readings of `engine`.
-pub fn check(engine: Engine, pair: &Pair<'_>) -> CheckResult {
+pub fn check(engine: Engine, pair: &Pair<'_>, untimed: Untimed) -> CheckResult {
     let names = engine.prefix_cache();
     let base = |status, message: String| {
         CheckResult::new(17, status, message)
@@ -38,10 +51,10 @@ pub fn check(engine: Engine, pair: &Pair<'_>) -> CheckResult {
             .with("source", names.source)
     };
     let [hb, qb, ha, qa] = [
-        read(pair.before, names.hits),
-        read(pair.before, names.queries),
-        read(pair.after, names.hits),
-        read(pair.after, names.queries),
+        read(&pair.before.metrics, names.hits),
+        read(&pair.before.metrics, names.queries),
+        read(&pair.after.metrics, names.hits),
+        read(&pair.after.metrics, names.queries),
     ];
     if [hb, qb, ha, qa].iter().all(Option::is_none) {
         return base(
@@ -82,26 +95,47 @@ pub fn check(engine: Engine, pair: &Pair<'_>) -> CheckResult {
             "a prefix-cache counter went down between the readings: the server restarted".into(),
         );
     }
-    let r = base(Status::Unknown, String::new())
+    let mut r = base(Status::Unknown, String::new())
         .with("hit_tokens", hits)
         .with("queried_tokens", queries);
     if queries <= 0.0 {
-        return CheckResult {
-            message: "no prompt token was looked up in the prefix cache during the run, so the \
-                      share cannot be told"
-                .into(),
-            ..r
-        };
+        r.status = Status::NotApplicable;
+        r.message = "does not apply: no prompt token was looked up in the prefix cache during \
+                     the run (caching off, or no request), so none was served from it"
+            .into();
+        return r;
     }
-    let share = hits / queries;
+    // The untimed requests repeat the first prompt: all but the first are hits.
+    let per = untimed.prompt_tokens.filter(|p| p.is_finite() && *p > 0.0);
+    let (mut measured_hits, mut measured_queries) = (hits, queries);
+    if let (n @ 1.., Some(p)) = (untimed.requests, per) {
+        r.set("untimed_requests", n);
+        r.set("untimed_tokens", round_dp(p, 1));
+        measured_queries = (queries - n as f64 * p).max(0.0);
+        measured_hits = (hits - (n - 1) as f64 * p).clamp(0.0, measured_queries);
+    }
+    if measured_queries <= 0.0 {
+        r.message = "the load tool's untimed requests account for every prompt token looked up \
+                     in the prefix cache, so the measured requests' share cannot be told"
+            .into();
+        return r;
+    }
+    let share = measured_hits / measured_queries;
     let mut r = r.with("share", Json::from(round_dp(share, 4)));
-    let said = format!(
+    let mut said = format!(
         "{} of {} prompt tokens ({}%) were served from the prefix cache ({})",
-        thousands(hits),
-        thousands(queries),
+        thousands(measured_hits),
+        thousands(measured_queries),
         fixed(share * 100.0, 1),
         names.source
     );
+    if measured_queries != queries {
+        said.push_str(&format!(
+            ", leaving out about {} tokens of the load tool's {} untimed requests",
+            thousands(queries - measured_queries),
+            untimed.requests
+        ));
+    }
     if share >= WARN_SHARE {
         r.status = Status::Warn;
         r.message = format!(
@@ -118,7 +152,7 @@ pub fn check(engine: Engine, pair: &Pair<'_>) -> CheckResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prom::Exposition;
+    use crate::snapshot::Snapshot;
 
     fn snap(text: &str) -> Snapshot {
         Snapshot {
@@ -139,7 +173,7 @@ mod tests {
     #[test]
     fn a_large_share_warns_and_a_small_one_passes() {
         let (b, a) = (vllm(100.0, 1000.0), vllm(5100.0, 11000.0));
-        let r = check(Engine::Vllm, &Pair::new(&b, &a));
+        let r = check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default());
         assert_eq!(r.status, Status::Warn, "{}", r.message);
         assert_eq!(r.evidence("share"), Some(&Json::Float(0.5)));
         assert!(r
@@ -147,10 +181,10 @@ mod tests {
             .starts_with("5,000 of 10,000 prompt tokens (50.0%)"));
         assert!(r.message.contains("vllm:prefix_cache_hits_total"));
         let a = vllm(1099.0, 11000.0);
-        let r = check(Engine::Vllm, &Pair::new(&b, &a));
+        let r = check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default());
         assert_eq!(r.status, Status::Pass, "{}", r.message);
         let a = vllm(1100.0, 11000.0);
-        assert_eq!(check(Engine::Vllm, &Pair::new(&b, &a)).status, Status::Warn);
+        assert_eq!(check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default()).status, Status::Warn);
     }
 
     #[test]
@@ -167,7 +201,7 @@ mod tests {
             ]
             .concat(),
         );
-        let r = check(Engine::Sglang, &Pair::new(&b, &a));
+        let r = check(Engine::Sglang, &Pair::new(&b, &a), Untimed::default());
         assert_eq!(r.evidence("hit_tokens"), Some(&Json::Float(400.0)));
         assert_eq!(r.evidence("queried_tokens"), Some(&Json::Float(1000.0)));
         assert_eq!(r.status, Status::Warn);
@@ -181,28 +215,47 @@ mod tests {
             ))
         };
         let (b, a) = (t(0.0, 0.0), t(6.0, 2880.0));
-        let r = check(Engine::Trtllm, &Pair::new(&b, &a));
+        let r = check(Engine::Trtllm, &Pair::new(&b, &a), Untimed::default());
         assert_eq!(r.status, Status::Pass, "{}", r.message);
     }
 
     #[test]
     fn nothing_exported_does_not_apply_and_half_missing_is_cant_tell() {
         let empty = snap("vllm:num_requests_running 0\n");
-        let r = check(Engine::Vllm, &Pair::new(&empty, &empty));
+        let r = check(Engine::Vllm, &Pair::new(&empty, &empty), Untimed::default());
         assert_eq!(r.status, Status::NotApplicable);
-        let r = check(Engine::Vllm, &Pair::new(&empty, &vllm(1.0, 2.0)));
+        let r = check(Engine::Vllm, &Pair::new(&empty, &vllm(1.0, 2.0)), Untimed::default());
         assert_eq!(r.status, Status::Unknown);
-        let r = check(Engine::Vllm, &Pair::new(&vllm(5.0, 10.0), &vllm(5.0, 10.0)));
+        let none = Untimed::default();
+        let r = check(Engine::Vllm, &Pair::new(&vllm(5.0, 10.0), &vllm(5.0, 10.0)), none);
+        assert_eq!(r.status, Status::NotApplicable, "{}", r.message);
+        let r = check(Engine::Vllm, &Pair::new(&vllm(5.0, 10.0), &vllm(1.0, 20.0)), none);
         assert_eq!(r.status, Status::Unknown, "{}", r.message);
-        let r = check(Engine::Vllm, &Pair::new(&vllm(5.0, 10.0), &vllm(1.0, 20.0)));
-        assert_eq!(r.status, Status::Unknown, "{}", r.message);
+    }
+
+    #[test]
+    fn the_load_tools_repeated_first_prompt_is_left_out() {
+        // 16 warm-ups and a test request, each 100 tokens of the first prompt: 16 hits;
+        // 32 measured requests of 100 tokens, one hit (the first prompt again).
+        let (b, a) = (vllm(0.0, 0.0), vllm(1700.0, 4900.0));
+        let untimed = Untimed {
+            requests: 17,
+            prompt_tokens: Some(100.0),
+        };
+        let r = check(Engine::Vllm, &Pair::new(&b, &a), untimed);
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
+        assert_eq!(r.evidence("share"), Some(&Json::Float(0.0312)));
+        assert!(r.message.contains("leaving out about 1,700 tokens of the load tool's 17"), "{}", r.message);
+        // Counted as they are, the warm-ups would have warned.
+        let r = check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default());
+        assert_eq!(r.status, Status::Warn);
     }
 
     #[test]
     fn a_restart_is_cant_tell() {
         let b = snap("vllm:prefix_cache_hits_total 0\nvllm:prefix_cache_queries_total 10\nvllm:x_created 1\n");
         let a = snap("vllm:prefix_cache_hits_total 9\nvllm:prefix_cache_queries_total 10\nvllm:x_created 2\n");
-        let r = check(Engine::Vllm, &Pair::new(&b, &a));
+        let r = check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default());
         assert_eq!(r.status, Status::Unknown);
         assert_eq!(r.evidence("restarted"), Some(&Json::Bool(true)));
     }
