@@ -190,7 +190,8 @@ mod tests {
 
     #[test]
     fn cards_and_samples_parse_as_the_driver_prints_them() {
-        let cards = parse_cards("0, NVIDIA GeForce RTX 4090, 3105, 450.00\n1, Acme, X, [N/A], [N/A]\n");
+        let cards =
+            parse_cards("0, NVIDIA GeForce RTX 4090, 3105, 450.00\n1, Acme, X, [N/A], [N/A]\n");
         assert_eq!(cards.len(), 2);
         assert_eq!(cards[0].max_sm_clock_mhz, Some(3105.0));
         assert_eq!(cards[0].power_limit_w, Some(450.0));
@@ -204,7 +205,13 @@ mod tests {
         assert_eq!(row.sm_clock_mhz, Some(1395.0));
         assert_eq!(
             row.reasons.as_deref(),
-            Some(&["sw_power_cap".to_string(), "hw_thermal_slowdown".into(), "sw_thermal_slowdown".into()][..])
+            Some(
+                &[
+                    "sw_power_cap".to_string(),
+                    "hw_thermal_slowdown".into(),
+                    "sw_thermal_slowdown".into()
+                ][..]
+            )
         );
         let row = parse_sample("1, [N/A], [N/A], 40, 0", false).unwrap();
         assert_eq!((row.gpu, row.sm_clock_mhz, row.reasons), (1, None, None));
@@ -217,7 +224,10 @@ mod tests {
     fn the_query_names_each_reason_in_the_answering_family() {
         assert_eq!(sample_query(None), SAMPLE);
         let q = sample_query(Some("clocks_throttle_reasons"));
-        assert!(q.ends_with(",clocks_throttle_reasons.sw_thermal_slowdown"), "{q}");
+        assert!(
+            q.ends_with(",clocks_throttle_reasons.sw_thermal_slowdown"),
+            "{q}"
+        );
         assert_eq!(q.matches(',').count(), 4 + REASONS.len());
     }
 }

@@ -304,15 +304,24 @@ mod tests {
             "vllm:prefix_cache_hits_total{engine=\"0\"} 30\nvllm:prefix_cache_queries_total{engine=\"0\"} 120\n",
         );
         let (row, _) = row_of(&r, Engine::Vllm);
-        assert_eq!((row.prefix_cache_hits, row.prefix_cache_queries), (Some(30.0), Some(120.0)));
+        assert_eq!(
+            (row.prefix_cache_hits, row.prefix_cache_queries),
+            (Some(30.0), Some(120.0))
+        );
         let r = reading(
             "sglang:prefill_effective_tokens_total{mode=\"input\"} 70\nsglang:prefill_effective_tokens_total{mode=\"device_hit\"} 20\nsglang:prefill_effective_tokens_total{mode=\"host_hit\"} 10\n",
         );
         let (row, _) = row_of(&r, Engine::Sglang);
-        assert_eq!((row.prefix_cache_hits, row.prefix_cache_queries), (Some(30.0), Some(100.0)));
+        assert_eq!(
+            (row.prefix_cache_hits, row.prefix_cache_queries),
+            (Some(30.0), Some(100.0))
+        );
         // Absent counters stay absent, never zero.
         let (row, _) = row_of(&reading("trtllm_num_requests_running 1\n"), Engine::Trtllm);
-        assert_eq!((row.prefix_cache_hits, row.prefix_cache_queries), (None, None));
+        assert_eq!(
+            (row.prefix_cache_hits, row.prefix_cache_queries),
+            (None, None)
+        );
     }
 
     #[test]

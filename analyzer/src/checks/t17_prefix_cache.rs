@@ -184,7 +184,10 @@ mod tests {
         let r = check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default());
         assert_eq!(r.status, Status::Pass, "{}", r.message);
         let a = vllm(1100.0, 11000.0);
-        assert_eq!(check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default()).status, Status::Warn);
+        assert_eq!(
+            check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default()).status,
+            Status::Warn
+        );
     }
 
     #[test]
@@ -224,12 +227,24 @@ mod tests {
         let empty = snap("vllm:num_requests_running 0\n");
         let r = check(Engine::Vllm, &Pair::new(&empty, &empty), Untimed::default());
         assert_eq!(r.status, Status::NotApplicable);
-        let r = check(Engine::Vllm, &Pair::new(&empty, &vllm(1.0, 2.0)), Untimed::default());
+        let r = check(
+            Engine::Vllm,
+            &Pair::new(&empty, &vllm(1.0, 2.0)),
+            Untimed::default(),
+        );
         assert_eq!(r.status, Status::Unknown);
         let none = Untimed::default();
-        let r = check(Engine::Vllm, &Pair::new(&vllm(5.0, 10.0), &vllm(5.0, 10.0)), none);
+        let r = check(
+            Engine::Vllm,
+            &Pair::new(&vllm(5.0, 10.0), &vllm(5.0, 10.0)),
+            none,
+        );
         assert_eq!(r.status, Status::NotApplicable, "{}", r.message);
-        let r = check(Engine::Vllm, &Pair::new(&vllm(5.0, 10.0), &vllm(1.0, 20.0)), none);
+        let r = check(
+            Engine::Vllm,
+            &Pair::new(&vllm(5.0, 10.0), &vllm(1.0, 20.0)),
+            none,
+        );
         assert_eq!(r.status, Status::Unknown, "{}", r.message);
     }
 
@@ -245,7 +260,12 @@ mod tests {
         let r = check(Engine::Vllm, &Pair::new(&b, &a), untimed);
         assert_eq!(r.status, Status::Pass, "{}", r.message);
         assert_eq!(r.evidence("share"), Some(&Json::Float(0.0312)));
-        assert!(r.message.contains("leaving out about 1,700 tokens of the load tool's 17"), "{}", r.message);
+        assert!(
+            r.message
+                .contains("leaving out about 1,700 tokens of the load tool's 17"),
+            "{}",
+            r.message
+        );
         // Counted as they are, the warm-ups would have warned.
         let r = check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default());
         assert_eq!(r.status, Status::Warn);

@@ -622,3 +622,104 @@ fn memory_chart(facts: &BootFacts) -> Option<BarChart> {
         decimals: 2,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::docs::gpu::{GpuCard, GpuHeader, GpuRow};
+    use crate::series::Row;
+
+    fn series(n: usize, hits: impl Fn(usize) -> f64) -> Series {
+        Series {
+            rows: (0..n)
+                .map(|k| Row {
+                    t_wall: 100.0 + k as f64,
+                    t_mono_ns: Some(k as i64 * 1_000_000_000),
+                    prefix_cache_hits: Some(hits(k)),
+                    prefix_cache_queries: Some(k as f64 * 100.0),
+                    ..Row::default()
+                })
+                .collect(),
+            ..Series::default()
+        }
+    }
+
+    #[test]
+    fn the_gpu_chart_shades_throttle_episodes_on_the_series_clock() {
+        let rows = (0..12)
+            .map(|k| {
+                let slow = (4..8).contains(&k);
+                GpuRow {
+                    // The GPU samples start half a second after the series.
+                    t_wall: 100.5 + k as f64 * 0.5,
+                    t_mono_ns: Some(500_000_000 + k as i64 * 500_000_000),
+                    gpu: 0,
+                    sm_clock_mhz: Some(if slow { 1000.0 } else { 2000.0 }),
+                    power_w: Some(300.0),
+                    temp_c: Some(if slow { 90.0 } else { 70.0 }),
+                    util_pct: Some(99.0),
+                    reasons: Some(vec!["sw_thermal_slowdown".into()]),
+                }
+            })
+            .collect();
+        let gpu = GpuSamples {
+            header: Some(GpuHeader {
+                interval_s: Some(0.5),
+                reasons_field: None,
+                gpus: vec![GpuCard {
+                    index: 0,
+                    name: "A".into(),
+                    max_sm_clock_mhz: Some(2000.0),
+                    power_limit_w: Some(400.0),
+                }],
+            }),
+            rows,
+            ..GpuSamples::default()
+        };
+        let s = series(5, |_| 0.0);
+        let c = gpu_chart(&gpu, Some(&s)).unwrap();
+        assert_eq!(c.t[0], 0.5);
+        assert_eq!(c.lines.len(), 3);
+        assert_eq!(c.lines[0].values[0], Some(100.0));
+        assert_eq!(c.lines[0].values[4], Some(50.0));
+        assert_eq!(c.lines[1].values[0], Some(75.0));
+        assert_eq!(c.bands.len(), 1);
+        assert_eq!((c.bands[0].from, c.bands[0].to), (2.5, 4.5));
+        assert_eq!(c.bands[0].label, "GPU 0 throttled from 2.5 s to 4.5 s");
+        // Bands are written only when there are some.
+        let json = crate::json::to_compact(&c);
+        assert!(json.contains("\"bands\": [{\"from\": 2.5"), "{json}");
+        let none = TimeChart {
+            bands: Vec::new(),
+            ..c
+        };
+        assert!(!crate::json::to_compact(&none).contains("bands"));
+    }
+
+    #[test]
+    fn the_prefix_cache_chart_gives_the_share_per_reading_and_since_the_first() {
+        // 100 tokens looked up per second; 50 of them hits from the third second on.
+        let s = series(5, |k| if k >= 2 { (k as f64 - 1.0) * 50.0 } else { 0.0 });
+        let times = s.times();
+        let c = prefix_cache_chart(Engine::Vllm, &s, &times).unwrap();
+        assert_eq!(
+            c.lines[0].values,
+            vec![None, Some(0.0), Some(50.0), Some(50.0), Some(50.0)]
+        );
+        assert_eq!(c.lines[1].values[4], Some(37.5));
+        assert!(c.caption.contains("vllm:prefix_cache_hits_total"));
+        // Counters that never moved give no chart.
+        let flat = Series {
+            rows: s
+                .rows
+                .iter()
+                .map(|r| Row {
+                    prefix_cache_queries: Some(0.0),
+                    ..*r
+                })
+                .collect(),
+            ..Series::default()
+        };
+        assert!(prefix_cache_chart(Engine::Vllm, &flat, &times).is_none());
+    }
+}

@@ -7,7 +7,8 @@
 //! chained hash; a request whose leading blocks are cached skips their prefill, and the
 //! hits and lookups are counted, T17), a GPU that throttles after a given busy time and
 //! slows every step by the clock it lost (T16), and a one-time cost the first time a
-//! batch-size bucket runs after ready, as a CUDA-graph capture or compile would (T18).
+//! batch larger than any before runs after ready, as capturing a CUDA graph for that size
+//! would (smaller batches are padded into a graph already captured) (T18).
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -48,8 +49,8 @@ pub struct EngineCfg {
     /// The throttle fault: after this many busy simulated seconds, for this many (none:
     /// until the end).
     pub throttle: Option<(f64, Option<f64>)>,
-    /// The warm-up fault: simulated seconds the first step of each batch-size bucket
-    /// (powers of two) costs after ready.
+    /// The warm-up fault: simulated seconds the first step of a batch-size bucket (powers
+    /// of two) larger than any before costs after ready.
     pub warmup_cost_s: Option<f64>,
 }
 
@@ -96,7 +97,7 @@ pub enum Notice {
         waiting: usize,
         gen_per_s: f64,
     },
-    /// A batch-size bucket ran for the first time and paid the warm-up cost.
+    /// A batch larger than any before ran and paid the warm-up cost for its bucket.
     WarmUp {
         batch: usize,
         seconds: f64,
@@ -347,7 +348,8 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
         busy_s: 0.0,
         window: cfg.throttle,
     };
-    let mut warmed: HashSet<usize> = HashSet::new();
+    // The largest batch-size bucket warmed up so far.
+    let mut warmed = 0usize;
     loop {
         if running.is_empty() && waiting.is_empty() {
             crate::gpu::set_activity(false, false);
@@ -532,7 +534,8 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
         }
         if let Some(cost) = cfg.warmup_cost_s {
             let bucket = n.next_power_of_two();
-            if warmed.insert(bucket) {
+            if bucket > warmed {
+                warmed = bucket;
                 step_s += cost;
                 notify(Notice::WarmUp {
                     batch: bucket,

@@ -53,7 +53,7 @@ pub struct Faults {
     /// T16: the card throttles after this many busy simulated seconds, for this many (none:
     /// until the end). `--sim-gpu-throttle AFTER[:FOR]` or `INFERLINT_SIM_GPU_THROTTLE`.
     pub gpu_throttle: Option<(f64, Option<f64>)>,
-    /// T18: simulated seconds the first step of each new batch-size bucket costs after
+    /// T18: simulated seconds the first step of a batch larger than any before costs after
     /// ready. `--sim-warmup-cost S` or `INFERLINT_SIM_WARMUP_COST`.
     pub warmup_cost: Option<f64>,
 }

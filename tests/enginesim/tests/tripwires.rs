@@ -214,7 +214,7 @@ fn sglang_counts_its_cache_hits_by_prefill_mode() {
 }
 
 #[test]
-fn warm_up_costs_once_per_batch_size_and_is_logged() {
+fn warm_up_costs_once_per_larger_batch_and_is_logged() {
     let port = free_port();
     let p = port.to_string();
     let mut s = Sim::start(
