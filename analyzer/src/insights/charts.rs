@@ -250,7 +250,9 @@ fn gpu_chart(gpu: &GpuSamples, series: Option<&Series>) -> Option<TimeChart> {
         key: "gpu".into(),
         title: "GPU clock, power and temperature".into(),
         caption: format!(
-            "The SM clock as a share of the card's maximum, power draw as a share of its limit,              and temperature, read by nvidia-smi during the load. Shaded: stretches where a              power or thermal limit held the clock under {}% of its maximum (T16).",
+            "The SM clock as a share of the card's maximum, power draw as a share of its limit, \
+             and temperature, read by nvidia-smi during the load. Shaded: stretches where a \
+             power or thermal limit held the clock under {}% of its maximum (T16).",
             fixed(DEPTH * 100.0, 0)
         ),
         y_label: "% of maximum, °C".into(),
@@ -289,7 +291,9 @@ fn prefix_cache_chart(engine: Engine, series: &Series, times: &[f64]) -> Option<
         return None;
     }
     let mut caption = format!(
-        "Of the prompt tokens the server looked up in its prefix cache, the share it found there          and did not compute again: between one reading and the next, and since the first          ({}). From {}% on, T17 warns.",
+        "Of the prompt tokens the server looked up in its prefix cache, the share it found there \
+         and did not compute again: between one reading and the next, and since the first \
+         ({}). From {}% on, T17 warns.",
         engine.prefix_cache().source,
         fixed(crate::checks::t17_prefix_cache::WARN_SHARE * 100.0, 0)
     );

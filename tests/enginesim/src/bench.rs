@@ -295,9 +295,8 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
         let peak = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let bench_start = Instant::now();
         let mut hs = Vec::new();
-        for i in 0..num_prompts {
+        for text in prompts.iter().take(num_prompts).cloned() {
             let (t, m, sem, inflight, peak) = (t.clone(), served.clone(), sem.clone(), inflight.clone(), peak.clone());
-            let text = prompts[i].clone();
             hs.push(tokio::spawn(async move {
                 let _p = sem.acquire_owned().await.expect("semaphore");
                 let n = inflight.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
