@@ -142,7 +142,11 @@ impl Sampler {
         let mut child = crate::reaper::spawn(&mut cmd).map_err(|e| e.to_string())?;
         let out = child.stdout.take().ok_or("no output from nvidia-smi")?;
         let reasons = family.is_some();
-        let reader = std::thread::spawn(move || copy_rows(BufReader::new(out), file, reasons));
+        // Named, so its cost can be read apart in /proc/PID/task/*/comm.
+        let reader = std::thread::Builder::new()
+            .name("gpu-samples".into())
+            .spawn(move || copy_rows(BufReader::new(out), file, reasons))
+            .map_err(|e| e.to_string())?;
         Ok(Sampler { child, reader })
     }
 
