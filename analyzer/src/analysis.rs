@@ -7,6 +7,7 @@ use crate::checks;
 use crate::counters::Pair;
 use crate::docs::{self, Gate, Probe, Teardown};
 use crate::engine::{engine_from_log, Engine};
+use crate::gpu_samples::GpuSamples;
 use crate::input::InputError;
 use crate::manifest::Manifest;
 use crate::plausible::Implausible;
@@ -74,6 +75,7 @@ struct Parsed {
     gate: Option<Result<Gate, InputError>>,
     probe: Option<Result<Probe, InputError>>,
     teardown: Option<Result<Teardown, InputError>>,
+    gpu: Option<Result<GpuSamples, InputError>>,
 }
 
 fn parse_opt<T>(
@@ -100,6 +102,7 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         gate: parse_opt(&input.gate, docs::read),
         probe: parse_opt(&input.probe, docs::read),
         teardown: parse_opt(&input.teardown, docs::read),
+        gpu: parse_opt(&input.gpu, GpuSamples::read),
     };
     if let Some(m) = &input.manifest {
         match m.bytes().and_then(|b| Manifest::read(&m.name, b)) {
@@ -191,6 +194,7 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
     ok_or_note(&p.gate, &mut errors);
     ok_or_note(&p.probe, &mut errors);
     ok_or_note(&p.teardown, &mut errors);
+    let gpu = ok_or_note(&p.gpu, &mut errors);
     errors.extend(log_errors.iter().cloned());
 
     let usable = !log_texts.is_empty()
@@ -220,6 +224,9 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         if let Some(n) = s.skip_note(&f.name) {
             notes.push(n);
         }
+    }
+    if let (Some(Ok(g)), Some(f)) = (&p.gpu, &input.gpu) {
+        notes.extend(g.skip_note(&f.name));
     }
     if let Some(note) = facts.and_then(|f| f.untested_version_note()) {
         notes.push(note);
@@ -334,6 +341,23 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         results.push(checks::t08_concurrency::server_down(req, d));
     }
 
+    // T16, T17, T18 on a measured load (checks/README.md).
+    if checks::measured::applies(input) {
+        results.extend(checks::measured::run(&checks::measured::Measured {
+            input,
+            snapshot_engine: snap_engine,
+            engine: log_engine.or(report_engine).unwrap_or(Engine::Vllm),
+            gpu: p.gpu.as_ref(),
+            pair: pair.as_ref(),
+            pair_error,
+            series,
+            bench,
+            manifest: p.manifest.as_ref(),
+            requested,
+            untimed: expected_extra(input, p.manifest.as_ref()),
+        }));
+    }
+
     let report = Report::build(crate::report::ReportInputs {
         engine: report_engine,
         title: opts.title.clone(),
@@ -345,6 +369,7 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         pair: pair.as_ref(),
         series,
         bench,
+        gpu,
         input,
         utc_offset_min: opts.utc_offset_min,
     });

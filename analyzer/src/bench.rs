@@ -24,6 +24,52 @@ pub struct BenchResult {
     pub backend: Option<String>,
     /// Values the plausibility gate refused (`plausible`), by key; each field is absent.
     pub implausible: Vec<Implausible>,
+    /// Per-request figures, when the client saved them (T18).
+    pub requests: Option<Requests>,
+}
+
+/// Per-request figures in the client's order (`vllm bench serve --save-detailed`:
+/// `ttfts`, `start_times`, `latencies`, `errors`), in seconds. An entry is none for a
+/// failed request or one that is not a number.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Requests {
+    pub ttft_s: Vec<Option<f64>>,
+    /// Client clock at each request's start (an arbitrary zero), when saved.
+    pub start_s: Option<Vec<Option<f64>>>,
+    pub latency_s: Option<Vec<Option<f64>>>,
+}
+
+impl Requests {
+    /// From a result object: none without a `ttfts` array.
+    fn from_json(v: &Json) -> Option<Requests> {
+        let numbers = |k: &str| -> Option<Vec<Option<f64>>> {
+            v.get(k).and_then(Json::as_array).map(|a| {
+                a.iter()
+                    .map(|x| x.as_f64().filter(|f| f.is_finite()))
+                    .collect()
+            })
+        };
+        let failed: Vec<bool> = v
+            .get("errors")
+            .and_then(Json::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|e| e.as_str().is_some_and(|s| !s.is_empty()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        // A failed request's time to first token is written as 0: not a time.
+        let ttft_s = numbers("ttfts")?
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| t.filter(|&x| x > 0.0 && !failed.get(i).copied().unwrap_or(false)))
+            .collect();
+        Some(Requests {
+            ttft_s,
+            start_s: numbers("start_times"),
+            latency_s: numbers("latencies"),
+        })
+    }
 }
 
 impl BenchResult {
@@ -85,6 +131,7 @@ impl BenchResult {
             mean_tpot_ms: float("mean_tpot_ms"),
             num_prompts: int("num_prompts"),
             backend: v.get("backend").and_then(Json::as_str).map(str::to_string),
+            requests: Requests::from_json(v),
             implausible: Vec::new(),
         };
         r.implausible = found.into_inner();
@@ -105,6 +152,12 @@ pub fn untimed_requests(load_log: &str) -> i64 {
     n += first_count(load_log, "Warming up with ", " requests");
     n += first_count(load_log, "Warmup completed with ", " sequences");
     n
+}
+
+/// The client ran a warm-up phase of its own (`load.log`, as [`untimed_requests`] reads it).
+pub fn client_warm_up(load_log: &str) -> bool {
+    first_count(load_log, "Warming up with ", " requests") > 0
+        || first_count(load_log, "Warmup completed with ", " sequences") > 0
 }
 
 /// The number N in the first `prefix N suffix` of the text, 0 when there is none.
@@ -169,6 +222,22 @@ mod tests {
     }
 
     #[test]
+    fn per_request_figures_when_saved() {
+        let r = BenchResult::read(
+            "b",
+            br#"{"completed": 2, "ttfts": [0.5, 0.0, "x", 0.25], "errors": ["", "boom", "", ""],
+                 "start_times": [10.0, 10.1, null, 10.3], "latencies": [1.0, 0.0, 2.0, 1.5]}"#,
+        )
+        .unwrap();
+        let q = r.requests.unwrap();
+        assert_eq!(q.ttft_s, vec![Some(0.5), None, None, Some(0.25)]);
+        assert_eq!(q.start_s.unwrap()[2], None);
+        assert_eq!(q.latency_s.unwrap().len(), 4);
+        let r = BenchResult::read("b", br#"{"completed": 2}"#).unwrap();
+        assert!(r.requests.is_none());
+    }
+
+    #[test]
     fn untimed() {
         assert_eq!(
             untimed_requests("Initial test run completed. Starting main"),
@@ -180,5 +249,7 @@ mod tests {
         );
         assert_eq!(untimed_requests("Warmup completed with 1 sequences."), 1);
         assert_eq!(untimed_requests("nothing"), 0);
+        assert!(client_warm_up("Warming up with 32 requests..."));
+        assert!(!client_warm_up("Initial test run completed."));
     }
 }

@@ -12,7 +12,7 @@ use crate::engine::Engine;
 /// One tripwire: what it catches, why it matters, and how to check and fix it.
 #[derive(Debug)]
 pub struct Tripwire {
-    /// 1..=15.
+    /// 1..=18.
     pub number: u8,
     /// The slug results carry as `name` (`crate::verdict::SLUGS[number - 1]`).
     pub slug: &'static str,
@@ -112,12 +112,12 @@ pub struct Explanation {
     pub engine_notes: Vec<(&'static str, &'static str)>,
 }
 
-/// All fifteen tripwires, in number order.
-pub fn all() -> &'static [Tripwire; 15] {
+/// All eighteen tripwires, in number order.
+pub fn all() -> &'static [Tripwire; 18] {
     &TRIPWIRES
 }
 
-/// Tripwire `number` (1..=15).
+/// Tripwire `number` (1..=18).
 pub fn get(number: u8) -> Option<&'static Tripwire> {
     TRIPWIRES.iter().find(|t| t.number == number)
 }
@@ -135,7 +135,7 @@ pub fn find(query: &str) -> Option<&'static Tripwire> {
     TRIPWIRES.iter().find(|t| t.slug == q)
 }
 
-static TRIPWIRES: [Tripwire; 15] = [
+static TRIPWIRES: [Tripwire; 18] = [
     Tripwire {
         number: 1,
         slug: "silent-preemption",
@@ -533,6 +533,105 @@ static TRIPWIRES: [Tripwire; 15] = [
         trtllm: "TensorRT-LLM's client sends one initial test request (`Initial test run \
                  completed.`) that the server counts and its result leaves out.",
     },
+    Tripwire {
+        number: 16,
+        slug: "gpu-throttled",
+        title: "GPU throttled during the run",
+        catches: "A card that reaches its power limit or a temperature limit lowers its SM \
+                  clock to stay within it. Every step of the model then takes longer, so \
+                  tokens per second fall part-way through the run, and neither the server nor \
+                  the load tool logs anything about it.",
+        why: "The throughput describes a slowed-down card, not the hardware's capacity: a run \
+              in a warm room, after a long run, or next to another busy card gives a lower \
+              number for a reason unrelated to the server.",
+        evidence: "The recorder's GPU samples (`gpu.samples.jsonl`): one `nvidia-smi` process \
+                   kept running with `-lms` at the series interval reports each card's SM \
+                   clock against its maximum, power draw against its limit, temperature, \
+                   utilization and the active clock-limiting reasons (`clocks_event_reasons.*`, \
+                   `clocks_throttle_reasons.*` on older drivers). A busy sample is throttled \
+                   when a power or thermal reason is active and the clock is under 75% of its \
+                   maximum. A card fails when throttled for 10% or more of its busy time and \
+                   warns on a shorter episode of two samples or more; without samples the \
+                   verdict is \"can't tell\".",
+        reproduce: "inferlint-recorder record ... on the GPU machine (it writes \
+                    gpu.samples.jsonl), then inferlint analyze RUN_DIR; the page shades the \
+                    throttled stretches on its GPU chart",
+        fix: "Cool the card and keep its power limit at the default (`nvidia-smi -q -d \
+              PERFORMANCE` shows what limits it), let it cool down between runs, and run again. \
+              Report the throttled share with any result you keep.",
+        vllm: "vLLM reports nothing about clocks; only the card's own readings show it.",
+        sglang: "SGLang reports nothing about clocks; only the card's own readings show it.",
+        trtllm: "TensorRT-LLM reports nothing about clocks; only the card's own readings show \
+                 it.",
+    },
+    Tripwire {
+        number: 17,
+        slug: "prefix-cache-hits",
+        title: "Prefix-cache hits inflated the throughput",
+        catches: "Engines keep the KV cache of prompts they have seen and reuse it when a new \
+                  prompt starts the same way. With repeated prompts or a long shared system \
+                  prompt, much of the prefill is skipped, so requests start sooner and the \
+                  server finishes more of them per second.",
+        why: "The throughput and time to first token hold only for traffic that shares as much \
+              of its prompts; real traffic with fewer repeats is slower.",
+        evidence: "The engine's prefix-cache counters between the before and after readings: \
+                   the prompt tokens served from the cache against the prompt tokens looked \
+                   up. A share of 10% or more is a warning that names the counters; an engine \
+                   that exports none of them makes the tripwire not apply.",
+        reproduce: "inferlint analyze RUN_DIR (needs both readings); the page charts the share \
+                    over time from the recording",
+        fix: "Benchmark with prompts that share no more than your real traffic does (for \
+              `vllm bench serve`, leave `--random-prefix-len` at 0 unless your traffic has a \
+              shared prefix), or switch prefix caching off for a worst-case number. Report the \
+              share with the result.",
+        vllm: "vLLM counts `vllm:prefix_cache_hits_total` against \
+               `vllm:prefix_cache_queries_total`, both in tokens. `vllm bench serve \
+               --random-prefix-len N` gives every prompt the same first N tokens, and its \
+               initial test request repeats the first prompt.",
+        sglang: "SGLang counts prefill tokens by where they came from in \
+                 `sglang:prefill_effective_tokens_total`: the `device_hit`, `host_hit` and \
+                 `storage_hit` modes against all modes (`input` was computed). Its radix cache \
+                 is on unless started with `--disable-radix-cache`.",
+        trtllm: "TensorRT-LLM counts reused prompt tokens in `trtllm_prompt_cached_tokens_total` \
+                 against `trtllm_prompt_tokens_total`, both when a request finishes; block \
+                 reuse is on unless `enable_block_reuse: false` is set in its KV cache \
+                 settings.",
+    },
+    Tripwire {
+        number: 18,
+        slug: "warm-up-in-window",
+        title: "Warm-up inside the measured window",
+        catches: "The first requests a server sees pay one-time costs the rest do not: \
+                  capturing CUDA graphs for a batch size not seen yet, compiling kernels for a \
+                  new shape, allocating memory lazily. When the measurement starts on a cold \
+                  server, those costs land in its first seconds.",
+        why: "A short run's throughput and latency include work that never happens again, so \
+              they understate the server; how much depends on the run's length, not on the \
+              server.",
+        evidence: "The load tool's per-request times (`vllm bench serve --save-detailed`): the \
+                   median time to first token of the first wave (the requests started before \
+                   any finished) against that of the later requests. Three times as long and \
+                   at least 0.25 s more, while the recording shows no request waiting in the \
+                   queue then, is a warning with the size of the effect; if requests did wait, \
+                   queueing may explain it and the verdict is \"can't tell\". Without \
+                   per-request times, lines of compilation or graph capture that the server \
+                   logged while the load ran (the recorder notes the boot log's length at the \
+                   load's start and end) give the warning.",
+        reproduce: "inferlint analyze RUN_DIR (needs the load tool's per-request times, or the \
+                    recorder's boot log)",
+        fix: "Run a warm-up phase at the load's concurrency before measuring: `vllm bench \
+              serve --num-warmups N` with N at least the concurrency, or one run thrown away. \
+              The recorder's probe sends single requests, so it counts as a warm-up only if \
+              the load runs at those batch sizes too.",
+        vllm: "vLLM captures its CUDA graphs at start-up for a list of batch sizes and \
+               compiles with torch.compile then; a size outside that list, or a compile range \
+               met for the first time, is compiled while serving (`Compiling a graph for ...`).",
+        sglang: "SGLang captures CUDA graphs at start-up (`Capture cuda graph`); batches larger \
+                 than `--cuda-graph-max-bs` run without them, and kernels may be compiled on \
+                 first use.",
+        trtllm: "TensorRT-LLM runs its warm-up passes at start-up (`[warmup]` lines); shapes it \
+                 did not warm up are compiled or tuned on first use.",
+    },
 ];
 
 /// The report's glossary (report.md §4.5): 18 terms in a fixed order, each with a short
@@ -777,7 +876,7 @@ mod tests {
             assert!(std::ptr::eq(get(t.number).unwrap(), t));
         }
         assert!(get(0).is_none());
-        assert!(get(16).is_none());
+        assert!(get(19).is_none());
     }
 
     #[test]
@@ -790,7 +889,8 @@ mod tests {
         assert_eq!(find("Null-Block").map(|t| t.number), Some(14));
         assert_eq!(find("T1").map(|t| t.number), Some(1));
         assert_eq!(find("T15").map(|t| t.number), Some(15));
-        for bad in ["T16", "x", "", " ", "T", "t0", "0", "-1", "T9x", "999"] {
+        assert_eq!(find("warm-up-in-window").map(|t| t.number), Some(18));
+        for bad in ["T19", "x", "", " ", "T", "t0", "0", "-1", "T9x", "999"] {
             assert!(find(bad).is_none(), "{bad:?}");
         }
     }

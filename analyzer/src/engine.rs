@@ -82,6 +82,75 @@ const TRTLLM: Metrics = Metrics {
     cache_info: None,
 };
 
+/// A counter series: its name and the labels it must carry (its series are summed).
+pub type Selector = (&'static str, &'static [(&'static str, &'static str)]);
+
+/// The prefix-cache counters of an engine (T17), each a sum of counter series counted in
+/// prompt tokens. `None` from [`Engine::prefix_cache`]: the engine exports none.
+#[derive(Debug)]
+pub struct PrefixCache {
+    /// Prompt tokens served from the cache instead of computed.
+    pub hits: &'static [Selector],
+    /// Prompt tokens looked up in the cache (hits included).
+    pub queries: &'static [Selector],
+    /// The counters in words, for messages and evidence.
+    pub source: &'static str,
+}
+
+const VLLM_PREFIX: PrefixCache = PrefixCache {
+    hits: &[("vllm:prefix_cache_hits_total", &[])],
+    queries: &[("vllm:prefix_cache_queries_total", &[])],
+    source: "vllm:prefix_cache_hits_total / vllm:prefix_cache_queries_total",
+};
+
+/// SGLang counts prefill tokens by where they came from: `input` were computed, the
+/// `*_hit` modes came from its radix cache (device, host memory, storage).
+const SGLANG_HITS: &[Selector] = &[
+    (
+        "sglang:prefill_effective_tokens_total",
+        &[("mode", "device_hit")],
+    ),
+    (
+        "sglang:prefill_effective_tokens_total",
+        &[("mode", "host_hit")],
+    ),
+    (
+        "sglang:prefill_effective_tokens_total",
+        &[("mode", "storage_hit")],
+    ),
+];
+
+const SGLANG_PREFIX: PrefixCache = PrefixCache {
+    hits: SGLANG_HITS,
+    queries: &[
+        (
+            "sglang:prefill_effective_tokens_total",
+            &[("mode", "input")],
+        ),
+        (
+            "sglang:prefill_effective_tokens_total",
+            &[("mode", "device_hit")],
+        ),
+        (
+            "sglang:prefill_effective_tokens_total",
+            &[("mode", "host_hit")],
+        ),
+        (
+            "sglang:prefill_effective_tokens_total",
+            &[("mode", "storage_hit")],
+        ),
+    ],
+    source: "sglang:prefill_effective_tokens_total, the *_hit modes against all modes",
+};
+
+/// TensorRT-LLM counts reused prompt tokens beside all prompt tokens (KV-cache block
+/// reuse, `enable_block_reuse`), both at a request's finish.
+const TRTLLM_PREFIX: PrefixCache = PrefixCache {
+    hits: &[("trtllm_prompt_cached_tokens_total", &[])],
+    queries: &[("trtllm_prompt_tokens_total", &[])],
+    source: "trtllm_prompt_cached_tokens_total / trtllm_prompt_tokens_total",
+};
+
 /// The finish reasons the report counts, in its order.
 pub const FINISH_REASONS: [&str; 5] = ["length", "stop", "repetition", "abort", "error"];
 
@@ -119,6 +188,31 @@ impl Engine {
             Engine::Vllm => &VLLM,
             Engine::Sglang => &SGLANG,
             Engine::Trtllm => &TRTLLM,
+        }
+    }
+
+    /// Its prefix-cache counters (T17).
+    pub fn prefix_cache(self) -> &'static PrefixCache {
+        match self {
+            Engine::Vllm => &VLLM_PREFIX,
+            Engine::Sglang => &SGLANG_PREFIX,
+            Engine::Trtllm => &TRTLLM_PREFIX,
+        }
+    }
+
+    /// Text that marks a boot-log line as one-time warm-up work (compilation, CUDA-graph
+    /// capture, kernel JIT): logged after readiness, it happened while serving (T18).
+    /// Matched case-insensitively.
+    pub fn warm_up_markers(self) -> &'static [&'static str] {
+        match self {
+            Engine::Vllm => &[
+                "compiling a graph for",
+                "capturing cuda graph",
+                "graph capturing finished",
+                "torch.compile took",
+            ],
+            Engine::Sglang => &["capture cuda graph", "cuda graph begin", "compiling"],
+            Engine::Trtllm => &["[warmup]", "jit warmup", "cuda graph warmup"],
         }
     }
 

@@ -3,9 +3,9 @@
 //! themselves are the documents' (`docs`).
 
 use crate::docs::{
-    AFTER_SNAPSHOT, BEFORE_SNAPSHOT, BENCH_JSON, BENCH_JSONL, BOOT_LOG, GATE, LOAD_LOG, MANIFEST,
-    PROBE, PROCESSES, RECORDER_DOCUMENTS, RESULTS, SERIES, SERIES_SUFFIX, SNAPSHOT_SUFFIX,
-    TEARDOWN,
+    AFTER_SNAPSHOT, BEFORE_SNAPSHOT, BENCH_JSON, BENCH_JSONL, BOOT_LOG, GATE, GPU_SAMPLES,
+    LOAD_LOG, MANIFEST, PROBE, PROCESSES, RECORDER_DOCUMENTS, RESULTS, SERIES, SERIES_SUFFIX,
+    SNAPSHOT_SUFFIX, TEARDOWN,
 };
 
 /// Which file of a folder plays each role.
@@ -26,6 +26,8 @@ pub struct Discovery {
     pub probe: Option<String>,
     pub teardown: Option<String>,
     pub processes: Option<String>,
+    /// The recorder's GPU samples (T16).
+    pub gpu: Option<String>,
 }
 
 /// Shell-style `*` matching (no other metacharacters are used by the roles).
@@ -76,7 +78,7 @@ pub fn discover(names: &[&str]) -> Discovery {
             .iter()
             .filter(|n| n.ends_with(".json") || n.ends_with(".jsonl"))
             .filter(|n| !n.ends_with(SNAPSHOT_SUFFIX) && !n.ends_with(SERIES_SUFFIX))
-            .filter(|n| !RECORDER_DOCUMENTS.contains(n) && **n != RESULTS)
+            .filter(|n| !RECORDER_DOCUMENTS.contains(n) && **n != RESULTS && **n != GPU_SAMPLES)
             .map(|n| n.to_string())
             .collect()
     };
@@ -93,6 +95,7 @@ pub fn discover(names: &[&str]) -> Discovery {
         probe: exact(names, PROBE),
         teardown: exact(names, TEARDOWN),
         processes: exact(names, PROCESSES),
+        gpu: exact(names, GPU_SAMPLES),
     }
 }
 
@@ -172,6 +175,7 @@ pub fn load(
         gate: file(&found.gate),
         probe: file(&found.probe),
         teardown: file(&found.teardown),
+        gpu: file(&found.gpu),
         skipped: Vec::new(),
     }
 }
@@ -191,8 +195,10 @@ mod tests {
             "other.json",
             "load.log",
             "manifest.json",
+            "gpu.samples.jsonl",
         ]);
         assert_eq!(d.boot_log.as_deref(), Some("x_boot_1.log"));
+        assert_eq!(d.gpu.as_deref(), Some("gpu.samples.jsonl"));
         assert_eq!(d.before.as_deref(), Some("a_before.json"));
         assert_eq!(d.after.as_deref(), Some("run_after.snapshot.json"));
         assert_eq!(d.series.as_deref(), Some("zz.series.jsonl"));

@@ -52,6 +52,8 @@ pub struct RunInput {
     pub gate: Option<InputFile>,
     pub probe: Option<InputFile>,
     pub teardown: Option<InputFile>,
+    /// The recorder's GPU samples (T16).
+    pub gpu: Option<InputFile>,
     /// Entries of the run folder not read, and why (a link, a folder, a device, a file
     /// over its role's size limit): the front end lists them; those with a role also
     /// reach their checks as an unreadable file.

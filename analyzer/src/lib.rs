@@ -13,6 +13,7 @@ pub mod counters;
 pub mod docs;
 pub mod engine;
 pub mod folder;
+pub mod gpu_samples;
 pub mod input;
 pub mod inputs;
 pub mod insights;

@@ -1,6 +1,7 @@
 //! The facts the analyzer takes from the recorder's `manifest.json` (the document is
 //! `docs::Manifest`, recorder.md §9.2): the report title, the server version, the
-//! requested concurrency, whether `load.log` counts, and how far the run got.
+//! requested concurrency, whether `load.log` counts, how far the run got, and when the
+//! load ran (its wall times and the boot log's length at its start and end, for T18).
 
 use crate::docs;
 use crate::input::InputError;
@@ -22,6 +23,20 @@ pub struct Manifest {
     pub outcome_state: Option<String>,
     pub outcome_stage: Option<String>,
     pub outcome_problem: Option<String>,
+    /// The load command's start and end (wall clock).
+    pub load_started_wall: Option<f64>,
+    pub load_ended_wall: Option<f64>,
+    /// The boot log's byte length at readiness, at the load's start and at its end; only
+    /// for a log the recorder's own server wrote.
+    pub boot_log_at: Option<BootLogAt>,
+}
+
+/// Byte lengths of the recorder's own boot log at three moments.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BootLogAt {
+    pub ready: Option<u64>,
+    pub load_start: Option<u64>,
+    pub load_end: Option<u64>,
 }
 
 impl Manifest {
@@ -48,6 +63,17 @@ impl Manifest {
                 .and_then(|o| o.stage)
                 .map(|s| s.as_str().to_string()),
             outcome_problem: outcome.and_then(|o| o.problem.clone()),
+            load_started_wall: doc.load.started_wall,
+            load_ended_wall: doc.load.ended_wall,
+            boot_log_at: doc
+                .boot_log
+                .as_ref()
+                .filter(|b| b.source == docs::manifest::BootLog::LAUNCHED)
+                .map(|b| BootLogAt {
+                    ready: b.ready,
+                    load_start: b.load_start,
+                    load_end: b.load_end,
+                }),
         }
     }
 }

@@ -14,7 +14,7 @@
 //!            {"role": "before", "name": "run/before.snapshot.json", "error": "no such file"}]}
 //! ```
 //! Roles: `boot_log` (repeated, in order), `before`, `after`, `series`, `bench`,
-//! `load_log`, `manifest`, `gate`, `probe`, `teardown`.
+//! `load_log`, `manifest`, `gate`, `probe`, `teardown`, `gpu`.
 //!
 //! A comparison page carries several runs as `inferlint.packs/1` ([`Packs`]): the same
 //! run objects in a `runs` list, each with its column label. [`decode_any`] reads both.
@@ -319,6 +319,7 @@ pub fn from_pack(p: &Pack) -> (RunInput, Options) {
             "gate" => input.gate = Some(file),
             "probe" => input.probe = Some(file),
             "teardown" => input.teardown = Some(file),
+            "gpu" => input.gpu = Some(file),
             _ => {}
         }
     }
@@ -385,6 +386,7 @@ pub fn to_pack(input: &RunInput, opts: &Options, generated_ms: Option<f64>) -> P
         ("gate", &input.gate),
         ("probe", &input.probe),
         ("teardown", &input.teardown),
+        ("gpu", &input.gpu),
     ] {
         if let Some(f) = f {
             add(role, f, None);

@@ -80,6 +80,8 @@ pub struct ReportInputs<'a> {
     pub pair: Option<&'a Pair<'a>>,
     pub series: Option<&'a Series>,
     pub bench: Option<&'a BenchResult>,
+    /// The recorder's GPU samples (T16's chart).
+    pub gpu: Option<&'a crate::gpu_samples::GpuSamples>,
     pub input: &'a RunInput,
     /// Minutes east of UTC for clock times (the front end knows the reader's zone).
     pub utc_offset_min: i32,
@@ -132,6 +134,7 @@ impl Report {
             requested: inputs.requested,
             usable_blocks: inputs.usable_blocks,
             times: &times,
+            gpu: inputs.gpu,
         });
         let run_input = inputs.input;
         let made_from: Vec<String> = run_input
@@ -149,6 +152,7 @@ impl Report {
                     &run_input.gate,
                     &run_input.probe,
                     &run_input.teardown,
+                    &run_input.gpu,
                 ]
                 .into_iter()
                 .flatten(),
@@ -428,7 +432,7 @@ fn setup_facts(
         out.push(Fact::new("Made from", made_from.join(", ")));
     }
     let (checked, missing) = account::unchecked(&inputs.checks, engine);
-    let mut v = format!("{checked} of 15");
+    let mut v = format!("{checked} of {}", crate::verdict::SLUGS.len());
     if !missing.is_empty() {
         v.push_str(&format!(". Not here: {}", missing.join("; ")));
     }

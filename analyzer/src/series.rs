@@ -238,7 +238,7 @@ fn generic_line(line: &str) -> Option<Line> {
         Some(x) => Some(x.as_i64_trunc()?),
     };
     // A present non-numeric value skips the row; null or missing is absent.
-    let mut numbers = [None; 8];
+    let mut numbers = [None; Row::NUMBERS];
     for (slot, i) in numbers.iter_mut().zip(Row::T_MONO_NS + 1..) {
         *slot = match column(i) {
             None | Some(Json::Null) => None,
@@ -276,7 +276,7 @@ fn fast_row(line: &str) -> Fast {
     let mut bad_field = false;
     let mut seen: u16 = 0;
     // The number columns after `t_mono_ns`, in column order.
-    let mut numbers: [Option<f64>; 8] = [None; 8];
+    let mut numbers: [Option<f64>; Row::NUMBERS] = [None; Row::NUMBERS];
     ws(&mut i);
     if b.get(i) == Some(&b'}') {
         return Fast::Unsure;

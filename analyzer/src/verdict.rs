@@ -92,7 +92,7 @@ impl Serialize for Status {
 }
 
 /// The tripwire slugs, indexed by number (formats.md §8.1).
-pub const SLUGS: [&str; 15] = [
+pub const SLUGS: [&str; 18] = [
     "silent-preemption",
     "orphaned-engine",
     "cleanup-self-kill",
@@ -108,9 +108,12 @@ pub const SLUGS: [&str; 15] = [
     "stale-waiter",
     "null-block",
     "client-server-mismatch",
+    "gpu-throttled",
+    "prefix-cache-hits",
+    "warm-up-in-window",
 ];
 
-/// The slug of tripwire `n` (1..=15).
+/// The slug of tripwire `n` (1..=18).
 pub fn slug(n: u8) -> &'static str {
     SLUGS
         .get(usize::from(n).wrapping_sub(1))
@@ -121,7 +124,7 @@ pub fn slug(n: u8) -> &'static str {
 /// One verdict. `evidence` is an ordered list of key/value pairs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckResult {
-    /// Tripwire number, 1..=15.
+    /// Tripwire number, 1..=18.
     pub tripwire: u8,
     pub status: Status,
     pub message: String,

@@ -29,7 +29,7 @@ const EXAMPLES: &str = "Examples:
 Then: inferlint analyze run/";
 
 const START_HERE: &str = "inferlint-recorder records an LLM inference-server benchmark run into a folder;
-`inferlint analyze FOLDER` then checks it against fifteen tripwires.
+`inferlint analyze FOLDER` then checks it against eighteen tripwires.
 
 Start here:
   inferlint-recorder record -o run/ --serve \"vllm serve MODEL\" -- vllm bench serve --model MODEL ...

@@ -56,7 +56,7 @@ pub fn family(cap: &str) -> Option<&'static str> {
     })
 }
 
-fn value(s: &str) -> Option<&str> {
+pub(crate) fn value(s: &str) -> Option<&str> {
     let s = s.trim();
     (!s.is_empty() && !s.starts_with('[')).then_some(s)
 }
@@ -102,7 +102,7 @@ pub fn parse_facts(out: &str, with_cap: bool) -> Vec<Gpu> {
 }
 
 /// `nvidia-smi` from PATH, else WSL's.
-fn executable() -> Option<PathBuf> {
+pub(crate) fn executable() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|d| d.join("nvidia-smi"))
@@ -114,7 +114,7 @@ fn executable() -> Option<PathBuf> {
 }
 
 /// Runs `nvidia-smi ARGS` with a timeout; its stdout when it exited 0.
-fn run(args: &[&str], timeout: Duration) -> Option<String> {
+pub(crate) fn run(args: &[&str], timeout: Duration) -> Option<String> {
     let exe = executable()?;
     let mut cmd = Command::new(exe);
     cmd.args(args)

@@ -10,6 +10,7 @@ pub mod commands;
 pub mod docs;
 pub mod flags;
 pub mod gpu;
+pub mod gpu_sampler;
 pub mod http;
 pub mod load;
 pub mod probe;

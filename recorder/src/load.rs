@@ -116,6 +116,11 @@ pub fn plan(argv: &[String], client: Option<Client>, dir: &str) -> Plan {
             }
         }
     };
+    // vLLM's client keeps per-request times only with --save-detailed (T18 compares the
+    // first requests with the rest).
+    if client == Some(Client::Vllm) && !has_token(argv, "--save-detailed") {
+        appended.push("--save-detailed".into());
+    }
     let mut argv_run = argv.to_vec();
     argv_run.extend(appended.iter().cloned());
     Plan {
@@ -277,7 +282,7 @@ mod tests {
         let p = plan(&a, client_of(&a), "run");
         assert_eq!(
             p.argv_run,
-            v("vllm bench serve --model M --max-concurrency 32 --save-result --result-dir run --result-filename bench.json")
+            v("vllm bench serve --model M --max-concurrency 32 --save-result --result-dir run --result-filename bench.json --save-detailed")
         );
         assert_eq!(p.result, ResultFile::Exact("run/bench.json".into()));
         assert_eq!(requested(&a), Some(32));
@@ -285,6 +290,9 @@ mod tests {
         assert_eq!(requested(&v("x --max-concurrency 8x")), None);
 
         let a = v("vllm bench serve --save-result --result-dir r --result-filename b.json");
+        let p = plan(&a, client_of(&a), "run");
+        assert_eq!(p.appended, v("--save-detailed"));
+        let a = v("vllm bench serve --save-result --save-detailed --result-dir r --result-filename b.json");
         let p = plan(&a, client_of(&a), "run");
         assert_eq!(p.argv_run, a);
         assert_eq!(p.result, ResultFile::Exact("r/b.json".into()));

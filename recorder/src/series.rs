@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use analyzer::checks::t17_prefix_cache as prefix_cache;
 use analyzer::docs::{self, Row, SeriesHeader};
 use analyzer::num::round_dp;
 use analyzer::prom::Exposition;
@@ -52,6 +53,8 @@ pub fn row_of(reading: &Reading, engine: Engine) -> (Row, Option<Ambiguity>) {
         generation_tokens: metrics.total(names.generation_tokens, &[]),
         prompt_tokens: metrics.total(names.prompt_tokens, &[]),
         paused: names.paused.and_then(|p| metrics.total(p, &[])),
+        prefix_cache_hits: prefix_cache::read(metrics, engine.prefix_cache().hits),
+        prefix_cache_queries: prefix_cache::read(metrics, engine.prefix_cache().queries),
     };
     (row, ambiguity)
 }
@@ -272,7 +275,7 @@ mod tests {
         assert!(amb.is_none());
         assert_eq!(
             row.line(Engine::Vllm),
-            "{\"t_wall\": 1790000000.123457, \"t_mono_ns\": 5000000000, \"latency_s\": 0.004, \"running\": 3.0, \"waiting\": 1.0, \"kv_usage\": 0.5, \"preemptions\": 0.0, \"generation_tokens\": 10.0, \"prompt_tokens\": null}"
+            "{\"t_wall\": 1790000000.123457, \"t_mono_ns\": 5000000000, \"latency_s\": 0.004, \"running\": 3.0, \"waiting\": 1.0, \"kv_usage\": 0.5, \"preemptions\": 0.0, \"generation_tokens\": 10.0, \"prompt_tokens\": null, \"prefix_cache_hits\": null, \"prefix_cache_queries\": null}"
         );
     }
 
@@ -288,8 +291,36 @@ mod tests {
         let line = row.line(Engine::Trtllm);
         assert!(!line.contains("preemptions"));
         assert!(
-            line.ends_with("\"prompt_tokens\": null, \"paused\": 2.0}"),
+            line.ends_with(
+                "\"prompt_tokens\": null, \"paused\": 2.0, \"prefix_cache_hits\": null, \"prefix_cache_queries\": null}"
+            ),
             "{line}"
+        );
+    }
+
+    #[test]
+    fn prefix_cache_columns_sum_the_engine_counters() {
+        let r = reading(
+            "vllm:prefix_cache_hits_total{engine=\"0\"} 30\nvllm:prefix_cache_queries_total{engine=\"0\"} 120\n",
+        );
+        let (row, _) = row_of(&r, Engine::Vllm);
+        assert_eq!(
+            (row.prefix_cache_hits, row.prefix_cache_queries),
+            (Some(30.0), Some(120.0))
+        );
+        let r = reading(
+            "sglang:prefill_effective_tokens_total{mode=\"input\"} 70\nsglang:prefill_effective_tokens_total{mode=\"device_hit\"} 20\nsglang:prefill_effective_tokens_total{mode=\"host_hit\"} 10\n",
+        );
+        let (row, _) = row_of(&r, Engine::Sglang);
+        assert_eq!(
+            (row.prefix_cache_hits, row.prefix_cache_queries),
+            (Some(30.0), Some(100.0))
+        );
+        // Absent counters stay absent, never zero.
+        let (row, _) = row_of(&reading("trtllm_num_requests_running 1\n"), Engine::Trtllm);
+        assert_eq!(
+            (row.prefix_cache_hits, row.prefix_cache_queries),
+            (None, None)
         );
     }
 

@@ -16,7 +16,12 @@ fn folder(engine: &str) -> PathBuf {
 }
 
 fn pinned(engine: &str, expect: &[(&str, &str)]) {
-    let dir = folder(engine);
+    pinned_in(engine, engine, expect);
+}
+
+/// `name`'s folder, recorded from `engine`'s simulator.
+fn pinned_in(name: &str, engine: &str, expect: &[(&str, &str)]) {
+    let dir = folder(name);
     for f in [
         "after.snapshot.json",
         "before.snapshot.json",
@@ -82,8 +87,48 @@ fn vllm_hybrid_run() {
             ("T12", "pass"),
             ("T14", "pass"),
             ("T15", "pass"),
+            // Recorded before the GPU sampler and per-request times: T16 and T18 can't
+            // tell; the simulator then counted no prefix-cache hit.
+            ("T16", "unknown"),
+            ("T17", "pass"),
+            ("T18", "unknown"),
         ],
     );
+}
+
+/// A run on a card that throttles part-way, with prompts sharing a 192-token prefix and
+/// no warm-up before the measurement (`--sim-gpu-throttle`, `--random-prefix-len`,
+/// `--sim-warmup-cost`): T16 fails, T17 and T18 warn.
+#[test]
+fn vllm_throttled_shared_prefix_cold_start() {
+    pinned_in(
+        "vllm-t16-t18",
+        "vllm",
+        &[
+            ("T1", "pass"),
+            ("T2", "pass"),
+            ("T5", "pass"),
+            ("T6", "pass"),
+            ("T7", "pass"),
+            ("T8", "pass"),
+            ("T9", "warn"),
+            ("T10", "pass"),
+            ("T12", "pass"),
+            ("T14", "pass"),
+            ("T15", "pass"),
+            ("T16", "fail"),
+            ("T17", "warn"),
+            ("T18", "warn"),
+        ],
+    );
+    let dir = folder("vllm-t16-t18");
+    assert!(dir.join(analyzer::docs::GPU_SAMPLES).is_file());
+    let names = files(&dir);
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let d = analyzer::folder::discover(&refs);
+    assert_eq!(d.gpu.as_deref(), Some(analyzer::docs::GPU_SAMPLES));
+    assert_eq!(d.series.as_deref(), Some("run.series.jsonl"));
+    assert_eq!(d.bench_exact.as_deref(), Some("bench.json"));
 }
 
 #[test]
@@ -102,6 +147,10 @@ fn sglang_run() {
             ("T12", "pass"),
             ("T14", "not_applicable"),
             ("T15", "pass"),
+            // The simulator exported no prefix-cache counter when this was recorded.
+            ("T16", "unknown"),
+            ("T17", "not_applicable"),
+            ("T18", "unknown"),
         ],
     );
 }
@@ -122,6 +171,10 @@ fn trtllm_run() {
             ("T12", "pass"),
             ("T14", "not_applicable"),
             ("T15", "pass"),
+            // No `trtllm_prompt_cached_tokens_total` then: absent is never zero.
+            ("T16", "unknown"),
+            ("T17", "unknown"),
+            ("T18", "unknown"),
         ],
     );
 }

@@ -131,7 +131,7 @@ function expected(report, withMessages = true) {
 
 function chartCount(report) {
   const c = report.charts || {};
-  return ["cache", "requests", "kv", "tokens", "levels", "pools", "memory"].filter((k) => c[k]).length;
+  return ["cache", "requests", "kv", "tokens", "levels", "pools", "memory", "gpu", "prefix_cache"].filter((k) => c[k]).length;
 }
 
 const ENGINE_NAMES = { vllm: "vLLM", sglang: "SGLang", trtllm: "TensorRT-LLM" };

@@ -170,6 +170,18 @@ fn draw_time(canvas: &web_sys::HtmlCanvasElement, c: &TimeChart) -> Option<Geom>
         x1,
     };
     let columns = (xr.end - xr.start).max(1) as usize;
+    if !c.bands.is_empty() {
+        // Shaded stretches (T16's throttle episodes), under the lines.
+        let shade = p.marker.mix(0.18).filled();
+        let rects = c.bands.iter().map(|b| {
+            let (from, to) = (b.from.max(x0), b.to.min(x1));
+            Rectangle::new([(from, 0.0), (to.max(from), y1)], shade)
+        });
+        if let Ok(a) = ch.draw_series(rects) {
+            a.label("throttled")
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], shade));
+        }
+    }
     for (k, line) in c.lines.iter().enumerate() {
         let colour = p.lines[k % p.lines.len()];
         let style = colour.stroke_width(2);
@@ -481,6 +493,9 @@ pub fn TimeChartView(chart: Arc<TimeChart>, theme: RwSignal<u32>) -> impl IntoVi
             }
             for m in chart.markers.iter().filter(|m| (m.t - t).abs() < 1e-9) {
                 parts.push(m.label.clone());
+            }
+            for b in chart.bands.iter().filter(|b| b.from <= t && t < b.to) {
+                parts.push(b.label.clone());
             }
             parts.join(" · ")
         }

@@ -21,6 +21,10 @@ pub struct SharedCharts {
     pub levels: Option<Arc<BarChart>>,
     pub pools: Option<Arc<BarChart>>,
     pub memory: Option<Arc<BarChart>>,
+    /// The cards' clocks, power and temperature (T16).
+    pub gpu: Option<Arc<TimeChart>>,
+    /// The prefix-cache hit share over time (T17).
+    pub prefix_cache: Option<Arc<TimeChart>>,
 }
 
 /// An analysis as the page shows it.
@@ -47,6 +51,8 @@ impl Shown {
                 levels: c.levels.map(Arc::new),
                 pools: c.pools.map(Arc::new),
                 memory: c.memory.map(Arc::new),
+                gpu: c.gpu.map(Arc::new),
+                prefix_cache: c.prefix_cache.map(Arc::new),
             },
             errors: a.errors,
             notes: a.notes,

@@ -23,7 +23,7 @@ could not decide or an input is unusable; otherwise 0.
 Environment: INFERLINT_ENGINE names the engine when --engine is not given; NO_COLOR turns
 colour off.";
 
-/// Checks an LLM serving benchmark run (vLLM, SGLang, TensorRT-LLM) against fifteen
+/// Checks an LLM serving benchmark run (vLLM, SGLang, TensorRT-LLM) against eighteen
 /// tripwires: does the run measure what it seems to?
 #[derive(Parser, Debug)]
 #[command(name = "inferlint", version, about, after_help = AFTER_HELP)]

@@ -304,7 +304,7 @@ pub fn explain(args: ExplainArgs) -> Result<i32, Exit> {
                 .collect();
             println!("{}", json::to_pretty(&all, 1));
         } else {
-            println!("The fifteen tripwires (inferlint explain T<n> for one):");
+            println!("The eighteen tripwires (inferlint explain T<n> for one):");
             for t in catalog::all() {
                 println!("  {:>3}  {:<24} {}", t.id(), t.slug, t.title);
             }

@@ -74,7 +74,7 @@ inferlint: does your LLM serving benchmark measure what it seems to?
 Start here:
   inferlint analyze RUN_DIR        check a run folder (boot.log, snapshots, series, bench.json)
   inferlint check-log boot.log     what the server started with, and whether it failed
-  inferlint explain                the fifteen tripwires, in plain words
+  inferlint explain                the eighteen tripwires, in plain words
   inferlint compare RUN RUN        runs side by side (--baseline OLD NEW for CI)
   inferlint --help                 every command, with examples
 

@@ -124,7 +124,13 @@ fn hand_made_edge_cases() {
             2,
             &[("T1", "unknown"), ("T10", "pass")],
         ),
-        ("wrong-engine", &[], 0, &[("T1", "pass"), ("T10", "pass")]),
+        // T16 can't tell without GPU samples: exit 2, never a pass by default.
+        (
+            "wrong-engine",
+            &[],
+            2,
+            &[("T1", "pass"), ("T10", "pass"), ("T16", "unknown")],
+        ),
         ("gate-only", &[], 1, &[("T2", "fail")]),
         ("probe-rejections", &[], 0, &[("T7", "pass")]),
     ];
@@ -207,7 +213,10 @@ fn another_engine_is_refused() {
         .env("INFERLINT_ENGINE", "  ")
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Analyzed, not refused: 2 only because T16 can't tell without GPU samples.
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("refusing"), "{}", stderr(&o));
+    assert!(stdout(&o).contains("T16"), "{}", stdout(&o));
     assert_eq!(
         run(&["analyze", dir.to_str().unwrap(), "--engine", "tgi"])
             .status
@@ -348,8 +357,8 @@ fn explain_and_start_here() {
             t.starts_with('T') && t[1..].starts_with(|c: char| c.is_ascii_digit())
         })
         .count();
-    assert_eq!(listed, 15);
-    assert_eq!(run(&["explain", "T16"]).status.code(), Some(2));
+    assert_eq!(listed, 18);
+    assert_eq!(run(&["explain", "T19"]).status.code(), Some(2));
     let o = run(&["analyse"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(

@@ -281,7 +281,7 @@ fn account_and_facts_of_the_headline_run() {
         "29.6 s, 29.3 s of it waiting in the queue"
     );
     let checked = fact(&r.setup, "Tripwires checked");
-    assert!(checked.starts_with("8 of 15"), "{checked}");
+    assert!(checked.starts_with("11 of 18"), "{checked}");
     for f in [
         "T2 and T3",
         "T4 and T11",
@@ -340,11 +340,11 @@ fn tripwires_checked_elsewhere() {
     };
     let p = checked("trtllm-1.3/pauses");
     assert!(
-        p.starts_with("8 of 15") && p.contains("T14 does not apply to TensorRT-LLM"),
+        p.starts_with("11 of 18") && p.contains("T14 does not apply to TensorRT-LLM"),
         "{p}"
     );
     let c = checked("vllm-0.30/capped");
-    assert!(c.starts_with("10 of 15"), "{c}");
+    assert!(c.starts_with("13 of 18"), "{c}");
 }
 
 /// Chart series have one value per reading and their values come from the inputs.
@@ -523,7 +523,7 @@ fn every_folder_has_a_complete_json_report() {
             .filter_map(|(_, n)| n.as_i64_trunc())
             .sum();
         assert_eq!(counted as usize, report.checks.len(), "{rel}");
-        assert_eq!(doc.get("guide").unwrap().as_array().unwrap().len(), 15);
+        assert_eq!(doc.get("guide").unwrap().as_array().unwrap().len(), 18);
         assert!(!text.contains("NaN"), "{rel}: NaN in the report");
         assert!(
             matches!(

@@ -1,6 +1,7 @@
-//! The run-level tripwires, one file each (checks.md). Each takes already-parsed inputs
-//! and returns one result; none reads files.
+//! The run-level tripwires, one file each (checks.md; T16–T18 in this folder's
+//! README.md). Each takes already-parsed inputs and returns one result; none reads files.
 
+pub mod measured;
 pub mod server_down;
 pub mod t01_preemption;
 pub mod t02_orphaned_engine;
@@ -10,3 +11,6 @@ pub mod t09_ceiling;
 pub mod t10_rate;
 pub mod t14_null_block;
 pub mod t15_client_server;
+pub mod t16_gpu_throttled;
+pub mod t17_prefix_cache;
+pub mod t18_warm_up;

@@ -14,6 +14,7 @@ mod keyword;
 mod lenient;
 
 pub mod gate;
+pub mod gpu;
 pub mod manifest;
 pub mod probe;
 pub mod processes;
@@ -29,6 +30,7 @@ use crate::input::{decode_strict, InputError};
 use crate::json::{self, Json};
 
 pub use gate::Gate;
+pub use gpu::{GpuCard, GpuHeader, GpuRow};
 pub use manifest::Manifest;
 pub use probe::Probe;
 pub use processes::Processes;
@@ -44,6 +46,9 @@ pub const BEFORE_SNAPSHOT: &str = "before.snapshot.json";
 pub const AFTER_SNAPSHOT: &str = "after.snapshot.json";
 /// The gauges sampled during the load (formats.md §3).
 pub const SERIES: &str = "run.series.jsonl";
+/// The cards' clocks, power, temperature and throttle reasons sampled during the load
+/// (`gpu.rs`, T16). Matches no other discovery pattern.
+pub const GPU_SAMPLES: &str = "gpu.samples.jsonl";
 /// `vllm bench serve`'s or TensorRT-LLM's client result (formats.md §6).
 pub const BENCH_JSON: &str = "bench.json";
 /// SGLang's client result, one line per run.

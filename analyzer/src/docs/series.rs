@@ -78,6 +78,11 @@ row! {
         pub prompt_tokens: Option<f64>,
         /// Requests paused for recompute (TensorRT-LLM only).
         pub paused: Option<f64>,
+        /// Cumulative prompt tokens served from the prefix cache (T17's counters,
+        /// `Engine::prefix_cache`); absent in recordings made before they were read.
+        pub prefix_cache_hits: Option<f64>,
+        /// Cumulative prompt tokens looked up in the prefix cache.
+        pub prefix_cache_queries: Option<f64>,
     }
 }
 
@@ -86,11 +91,17 @@ impl Row {
     pub const T_WALL: usize = 0;
     /// Index of `t_mono_ns`: the one integer column.
     pub const T_MONO_NS: usize = 1;
+    /// How many number columns follow `t_mono_ns`.
+    pub const NUMBERS: usize = 10;
 
     /// A row from its columns' values in [`Row::COLUMNS`] order: `t_wall`, `t_mono_ns`,
-    /// then the eight number columns.
-    pub fn from_columns(t_wall: f64, t_mono_ns: Option<i64>, numbers: [Option<f64>; 8]) -> Row {
-        let [latency_s, running, waiting, kv_usage, preemptions, generation_tokens, prompt_tokens, paused] =
+    /// then the number columns.
+    pub fn from_columns(
+        t_wall: f64,
+        t_mono_ns: Option<i64>,
+        numbers: [Option<f64>; Row::NUMBERS],
+    ) -> Row {
+        let [latency_s, running, waiting, kv_usage, preemptions, generation_tokens, prompt_tokens, paused, prefix_cache_hits, prefix_cache_queries] =
             numbers;
         Row {
             t_wall,
@@ -103,6 +114,8 @@ impl Row {
             generation_tokens,
             prompt_tokens,
             paused,
+            prefix_cache_hits,
+            prefix_cache_queries,
         }
     }
 
@@ -122,14 +135,14 @@ struct EngineRow<'a> {
 impl EngineRow<'_> {
     /// The columns the engine has, as a row holding a value in exactly those: only the
     /// eviction counter (none on TensorRT-LLM) and the paused gauge (TensorRT-LLM's
-    /// only) depend on the engine.
+    /// only) depend on the engine. The prefix-cache columns are written for every engine.
     fn columns(&self) -> Row {
         let names = self.engine.metrics();
         let has = |name: Option<&str>| name.map(|_| 0.0);
         Row {
             preemptions: has(names.evictions),
             paused: has(names.paused),
-            ..Row::from_columns(0.0, Some(0), [Some(0.0); 8])
+            ..Row::from_columns(0.0, Some(0), [Some(0.0); Row::NUMBERS])
         }
     }
 }
@@ -158,8 +171,9 @@ mod tests {
     fn columns_are_the_field_names_in_order() {
         assert_eq!(Row::COLUMNS[Row::T_WALL], "t_wall");
         assert_eq!(Row::COLUMNS[Row::T_MONO_NS], "t_mono_ns");
-        // from_columns puts the eight numbers in column order.
-        let numbers = [2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0].map(Some);
+        assert_eq!(Row::COLUMNS.len(), Row::NUMBERS + 2);
+        // from_columns puts the numbers in column order.
+        let numbers = [2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0].map(Some);
         let line = Row::from_columns(0.5, Some(1), numbers).line(Engine::Vllm);
         let keys: Vec<&str> = Row::COLUMNS
             .iter()
@@ -168,7 +182,9 @@ mod tests {
             .collect();
         let want: Vec<String> = keys
             .iter()
-            .zip(["0.5", "1", "2.0", "3.0", "4.0", "5.0", "6.0", "7.0", "8.0"])
+            .zip([
+                "0.5", "1", "2.0", "3.0", "4.0", "5.0", "6.0", "7.0", "8.0", "10.0", "11.0",
+            ])
             .map(|(k, v)| format!("\"{k}\": {v}"))
             .collect();
         assert_eq!(line, format!("{{{}}}", want.join(", ")));
@@ -188,12 +204,16 @@ mod tests {
             row.line(Engine::Vllm),
             "{\"t_wall\": 1790843148.846848, \"t_mono_ns\": 3196572513156, \"latency_s\": 0.002, \
              \"running\": 0.0, \"waiting\": null, \"kv_usage\": null, \"preemptions\": null, \
-             \"generation_tokens\": null, \"prompt_tokens\": null}"
+             \"generation_tokens\": null, \"prompt_tokens\": null, \"prefix_cache_hits\": null, \
+             \"prefix_cache_queries\": null}"
         );
         let trt = row.line(Engine::Trtllm);
         assert!(!trt.contains("preemptions"));
         assert!(
-            trt.ends_with("\"prompt_tokens\": null, \"paused\": 2.0}"),
+            trt.ends_with(
+                "\"prompt_tokens\": null, \"paused\": 2.0, \"prefix_cache_hits\": null, \
+                 \"prefix_cache_queries\": null}"
+            ),
             "{trt}"
         );
         // A non-finite number is written as null: the file stays standard JSON.

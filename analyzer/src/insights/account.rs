@@ -337,7 +337,8 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
             .iter()
             .any(|c| c.tripwire == n && c.status != Status::NotApplicable)
     };
-    let checked = (1..=15u8).filter(|&n| has(n)).count();
+    let count = crate::verdict::SLUGS.len() as u8;
+    let checked = (1..=count).filter(|&n| has(n)).count();
     let t14_na = checks
         .iter()
         .any(|c| c.tripwire == 14 && c.status == Status::NotApplicable)
@@ -346,7 +347,16 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
     let reason = |n: u8| -> (String, String) {
         let pair = |p: &str, s: &str| (p.to_string(), s.to_string());
         match n {
-            1 | 10 => pair(
+            17 if checks
+                .iter()
+                .any(|c| c.tripwire == 17 && c.status == Status::NotApplicable) =>
+            {
+                pair(
+                    "do not apply: no prefix-cache counter was exported",
+                    "does not apply: no prefix-cache counter was exported",
+                )
+            }
+            1 | 10 | 17 => pair(
                 "need before and after readings",
                 "needs before and after readings",
             ),
@@ -358,7 +368,7 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
                 "need a recording and the concurrency asked for",
                 "needs a recording and the concurrency asked for",
             ),
-            9 => pair("need a recording", "needs a recording"),
+            9 | 16 | 18 => pair("need a recording", "needs a recording"),
             13 => pair("are rules for test scripts", "is a rule for test scripts"),
             14 if t14_na => {
                 let t = format!("not apply to {}", engine.display());
@@ -375,7 +385,7 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
         }
     };
     let mut groups: Vec<((String, String), Vec<u8>)> = Vec::new();
-    for n in (1..=15u8).filter(|&n| !has(n)) {
+    for n in (1..=count).filter(|&n| !has(n)) {
         let r = reason(n);
         match groups.iter_mut().find(|(k, _)| *k == r) {
             Some((_, members)) => members.push(n),

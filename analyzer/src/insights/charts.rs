@@ -6,7 +6,9 @@ use serde::{Serialize, Serializer};
 use crate::blocks::ceiling;
 use crate::bootlog::{BootFacts, BootLog};
 use crate::checks::t09_ceiling::SATURATED;
+use crate::checks::t16_gpu_throttled::{self, DEPTH};
 use crate::engine::Engine;
+use crate::gpu_samples::{seconds_since, GpuSamples};
 use crate::num::{fixed, shortest, thousands};
 use crate::series::Series;
 
@@ -47,6 +49,17 @@ pub struct TimeChart {
     /// A horizontal reference line and its label ("asked for 32"): `{value, label}`.
     #[serde(serialize_with = "reference_line")]
     pub reference: Option<(f64, String)>,
+    /// Stretches of time to shade (T16's throttle episodes); written only when there are.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bands: Vec<Band>,
+}
+
+/// A shaded stretch of a time chart, from `from` to `to` seconds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Band {
+    pub from: f64,
+    pub to: f64,
+    pub label: String,
 }
 
 /// A bar chart; `bars` are (label, value) in display order.
@@ -107,6 +120,12 @@ pub struct Charts {
     pub pools: Option<BarChart>,
     /// GPU memory at start-up (shown with the server's facts, report.md §7).
     pub memory: Option<BarChart>,
+    /// Each card's SM clock, power and temperature, throttle episodes shaded (T16).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<TimeChart>,
+    /// The share of prompt tokens served from the prefix cache over time (T17).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix_cache: Option<TimeChart>,
 }
 
 /// What the charts draw on.
@@ -119,6 +138,8 @@ pub struct ChartInputs<'a> {
     pub usable_blocks: Option<u64>,
     /// The series' sample times (`Series::times`), computed once by the caller.
     pub times: &'a [f64],
+    /// The recorder's GPU samples.
+    pub gpu: Option<&'a GpuSamples>,
 }
 
 pub fn build(inputs: &ChartInputs<'_>) -> Charts {
@@ -145,8 +166,164 @@ pub fn build(inputs: &ChartInputs<'_>) -> Charts {
             }
         }
         c.levels = levels_chart(series, times, inputs.requested);
+        if series.rows.len() >= 2 && times.len() == series.rows.len() {
+            c.prefix_cache = prefix_cache_chart(inputs.engine, series, times);
+        }
     }
+    c.gpu = inputs.gpu.and_then(|g| gpu_chart(g, inputs.series));
     c
+}
+
+/// Each card's SM clock as a share of its maximum, power as a share of its limit and
+/// temperature, on the first card's sample times; T16's episodes shaded. Seconds count
+/// from the series' first reading when there is one, so it lines up with the other charts.
+fn gpu_chart(gpu: &GpuSamples, series: Option<&Series>) -> Option<TimeChart> {
+    let zero = series
+        .and_then(|s| s.rows.first())
+        .map(|r| (r.t_mono_ns, r.t_wall))
+        .or_else(|| gpu.rows.first().map(|r| (r.t_mono_ns, r.t_wall)))?;
+    let cards = gpu.cards();
+    let first = cards.first()?;
+    let t: Vec<f64> = gpu
+        .rows_of(first.index)
+        .map(|r| seconds_since(r, zero.0, zero.1))
+        .collect();
+    if t.len() < 2 {
+        return None;
+    }
+    let several = cards.len() > 1;
+    let mut lines = Vec::new();
+    for card in &cards {
+        let rows: Vec<_> = gpu.rows_of(card.index).collect();
+        let name = |what: &str| {
+            if several {
+                format!("GPU {} {what}", card.index)
+            } else {
+                what.to_string()
+            }
+        };
+        let share = |v: Option<f64>, of: Option<f64>| match (v, of.filter(|m| *m > 0.0)) {
+            (Some(v), Some(m)) => Some(v / m * 100.0),
+            _ => None,
+        };
+        let column = |f: &dyn Fn(&crate::docs::GpuRow) -> Option<f64>| -> Vec<Option<f64>> {
+            (0..t.len())
+                .map(|k| rows.get(k).and_then(|r| f(r)))
+                .collect()
+        };
+        let key = |what: &str| format!("gpu{}-{what}", card.index);
+        lines.push(line(
+            &key("clock"),
+            &name("SM clock, % of max"),
+            "line",
+            column(&|r| share(r.sm_clock_mhz, card.max_sm_clock_mhz)),
+        ));
+        lines.push(line(
+            &key("power"),
+            &name("power, % of limit"),
+            "line",
+            column(&|r| share(r.power_w, card.power_limit_w)),
+        ));
+        lines.push(line(
+            &key("temp"),
+            &name("temperature, °C"),
+            "line",
+            column(&|r| r.temp_c),
+        ));
+    }
+    let bands = t16_gpu_throttled::per_card(gpu, zero)
+        .into_iter()
+        .flat_map(|run| {
+            let index = run.card.index;
+            run.episodes.into_iter().map(move |(from, to, _)| Band {
+                from,
+                to,
+                label: format!(
+                    "GPU {index} throttled from {} s to {} s",
+                    fixed(from, 1),
+                    fixed(to, 1)
+                ),
+            })
+        })
+        .collect();
+    Some(TimeChart {
+        key: "gpu".into(),
+        title: "GPU clock, power and temperature".into(),
+        caption: format!(
+            "The SM clock as a share of the card's maximum, power draw as a share of its limit, \
+             and temperature, read by nvidia-smi during the load. Shaded: stretches where a \
+             power or thermal limit held the clock under {}% of its maximum (T16).",
+            fixed(DEPTH * 100.0, 0)
+        ),
+        y_label: "% of maximum, °C".into(),
+        y_max: None,
+        decimals: 0,
+        t,
+        lines,
+        markers: Vec::new(),
+        reference: None,
+        bands,
+    })
+}
+
+/// The share of prompt tokens served from the prefix cache between consecutive readings,
+/// and since the first reading (T17); none when the counters never moved.
+fn prefix_cache_chart(engine: Engine, series: &Series, times: &[f64]) -> Option<TimeChart> {
+    let rows = &series.rows;
+    let first = rows
+        .iter()
+        .find_map(|r| Some((r.prefix_cache_hits?, r.prefix_cache_queries?)))?;
+    let mut last = first;
+    let mut per_reading = Vec::with_capacity(rows.len());
+    let mut since_start = Vec::with_capacity(rows.len());
+    for r in rows {
+        let (Some(h), Some(q)) = (r.prefix_cache_hits, r.prefix_cache_queries) else {
+            per_reading.push(None);
+            since_start.push(None);
+            continue;
+        };
+        let share = |dh: f64, dq: f64| (dq > 0.0 && dh >= 0.0).then(|| dh / dq * 100.0);
+        per_reading.push(share(h - last.0, q - last.1));
+        since_start.push(share(h - first.0, q - first.1));
+        last = (h, q);
+    }
+    if since_start.iter().all(Option::is_none) {
+        return None;
+    }
+    let mut caption = format!(
+        "Of the prompt tokens the server looked up in its prefix cache, the share it found there \
+         and did not compute again: between one reading and the next, and since the first \
+         ({}). From {}% on, T17 warns.",
+        engine.prefix_cache().source,
+        fixed(crate::checks::t17_prefix_cache::WARN_SHARE * 100.0, 0)
+    );
+    if engine.tokens_at_finish() {
+        caption.push_str(&format!(
+            " {} counts a request's prompt tokens when it finishes, so the share moves in steps.",
+            engine.display()
+        ));
+    }
+    Some(TimeChart {
+        key: "prefix_cache".into(),
+        title: "Prompt tokens served from the prefix cache".into(),
+        caption,
+        y_label: "% of prompt tokens".into(),
+        y_max: Some(100.0),
+        decimals: 1,
+        t: times.to_vec(),
+        lines: vec![
+            line("prefix_cache", "between readings", "line", per_reading),
+            line(
+                "prefix_cache_total",
+                "since the first reading",
+                "line",
+                since_start,
+            ),
+        ],
+        markers: Vec::new(),
+        reference: None,
+        bands: Vec::new(),
+    })
 }
 
 fn cache_chart(math: &CacheMath) -> BarChart {
@@ -266,6 +443,7 @@ fn requests_chart(inputs: &ChartInputs<'_>, series: &Series, times: &[f64]) -> T
             .requested
             .map(|r| (r as f64, format!("asked for {r}"))),
         decimals: 0,
+        bands: Vec::new(),
     }
 }
 
@@ -322,6 +500,7 @@ fn kv_chart(inputs: &ChartInputs<'_>, series: &Series, times: &[f64]) -> TimeCha
         markers: markers(inputs.engine, series, times),
         reference: None,
         decimals: 1,
+        bands: Vec::new(),
     }
 }
 
@@ -358,6 +537,7 @@ fn tokens_chart(series: &Series, times: &[f64]) -> Option<TimeChart> {
         markers: Vec::new(),
         reference: None,
         decimals: 1,
+        bands: Vec::new(),
     })
 }
 
@@ -445,4 +625,105 @@ fn memory_chart(facts: &BootFacts) -> Option<BarChart> {
         columns: ("part".into(), "GiB".into()),
         decimals: 2,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::docs::gpu::{GpuCard, GpuHeader, GpuRow};
+    use crate::series::Row;
+
+    fn series(n: usize, hits: impl Fn(usize) -> f64) -> Series {
+        Series {
+            rows: (0..n)
+                .map(|k| Row {
+                    t_wall: 100.0 + k as f64,
+                    t_mono_ns: Some(k as i64 * 1_000_000_000),
+                    prefix_cache_hits: Some(hits(k)),
+                    prefix_cache_queries: Some(k as f64 * 100.0),
+                    ..Row::default()
+                })
+                .collect(),
+            ..Series::default()
+        }
+    }
+
+    #[test]
+    fn the_gpu_chart_shades_throttle_episodes_on_the_series_clock() {
+        let rows = (0..12)
+            .map(|k| {
+                let slow = (4..8).contains(&k);
+                GpuRow {
+                    // The GPU samples start half a second after the series.
+                    t_wall: 100.5 + k as f64 * 0.5,
+                    t_mono_ns: Some(500_000_000 + k as i64 * 500_000_000),
+                    gpu: 0,
+                    sm_clock_mhz: Some(if slow { 1000.0 } else { 2000.0 }),
+                    power_w: Some(300.0),
+                    temp_c: Some(if slow { 90.0 } else { 70.0 }),
+                    util_pct: Some(99.0),
+                    reasons: Some(vec!["sw_thermal_slowdown".into()]),
+                }
+            })
+            .collect();
+        let gpu = GpuSamples {
+            header: Some(GpuHeader {
+                interval_s: Some(0.5),
+                reasons_field: None,
+                gpus: vec![GpuCard {
+                    index: 0,
+                    name: "A".into(),
+                    max_sm_clock_mhz: Some(2000.0),
+                    power_limit_w: Some(400.0),
+                }],
+            }),
+            rows,
+            ..GpuSamples::default()
+        };
+        let s = series(5, |_| 0.0);
+        let c = gpu_chart(&gpu, Some(&s)).unwrap();
+        assert_eq!(c.t[0], 0.5);
+        assert_eq!(c.lines.len(), 3);
+        assert_eq!(c.lines[0].values[0], Some(100.0));
+        assert_eq!(c.lines[0].values[4], Some(50.0));
+        assert_eq!(c.lines[1].values[0], Some(75.0));
+        assert_eq!(c.bands.len(), 1);
+        assert_eq!((c.bands[0].from, c.bands[0].to), (2.5, 4.5));
+        assert_eq!(c.bands[0].label, "GPU 0 throttled from 2.5 s to 4.5 s");
+        // Bands are written only when there are some.
+        let json = crate::json::to_compact(&c);
+        assert!(json.contains("\"bands\": [{\"from\": 2.5"), "{json}");
+        let none = TimeChart {
+            bands: Vec::new(),
+            ..c
+        };
+        assert!(!crate::json::to_compact(&none).contains("bands"));
+    }
+
+    #[test]
+    fn the_prefix_cache_chart_gives_the_share_per_reading_and_since_the_first() {
+        // 100 tokens looked up per second; 50 of them hits from the third second on.
+        let s = series(5, |k| if k >= 2 { (k as f64 - 1.0) * 50.0 } else { 0.0 });
+        let times = s.times();
+        let c = prefix_cache_chart(Engine::Vllm, &s, &times).unwrap();
+        assert_eq!(
+            c.lines[0].values,
+            vec![None, Some(0.0), Some(50.0), Some(50.0), Some(50.0)]
+        );
+        assert_eq!(c.lines[1].values[4], Some(37.5));
+        assert!(c.caption.contains("vllm:prefix_cache_hits_total"));
+        // Counters that never moved give no chart.
+        let flat = Series {
+            rows: s
+                .rows
+                .iter()
+                .map(|r| Row {
+                    prefix_cache_queries: Some(0.0),
+                    ..*r
+                })
+                .collect(),
+            ..Series::default()
+        };
+        assert!(prefix_cache_chart(Engine::Vllm, &flat, &times).is_none());
+    }
 }

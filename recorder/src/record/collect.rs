@@ -11,6 +11,8 @@ use crate::load;
 
 impl Run {
     pub(super) fn after_load(&mut self, stop: &mut Option<Stop>) {
+        // Stopped with the load; here too when the load step ended early.
+        self.gpu_finish();
         if self.load_started {
             self.after_step(stop);
         }

@@ -29,6 +29,7 @@ impl Run {
         );
         self.progress.follow(recorder.latest.clone());
         self.series = Some(recorder);
+        self.gpu_start();
         Ok(())
     }
 
@@ -55,6 +56,7 @@ impl Run {
         let progress = &self.progress;
         let log = self.opts.dir.join(LOAD_LOG);
         let ran = load::run(&plan.argv_run, &log, echo, &mut || progress.tick());
+        self.gpu_finish();
         self.progress.finish();
         self.manifest.load.ended_wall = Some(clock::wall());
         let len = self.boot_len();

@@ -10,6 +10,7 @@ mod close;
 mod collect;
 mod engine;
 pub mod gate;
+mod gpu_samples;
 mod load;
 mod metrics;
 mod prepare;
@@ -88,6 +89,8 @@ struct Run {
     load_since: SystemTime,
     scraper: Option<Scraper>,
     series: Option<Recorder>,
+    /// The GPU sampler, during the load (T16).
+    gpu: Option<crate::gpu_sampler::Sampler>,
     progress: progress::Progress,
 }
 
@@ -111,6 +114,7 @@ pub fn record(opts: Options) -> i32 {
         load_since: SystemTime::now(),
         scraper: None,
         series: None,
+        gpu: None,
     };
     run.save_manifest();
     crate::reaper::start();

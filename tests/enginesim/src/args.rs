@@ -42,6 +42,7 @@ const SWITCHES: &[&str] = &[
     "save-detailed",
     "skip-server-warmup",
     "no-test-input",
+    "disable-radix-cache",
 ];
 
 impl Args {

@@ -1,5 +1,11 @@
 //! The `vllm bench serve` personality: a real streaming load client that prints what the
-//! real one prints (including `Initial test run completed.`) and saves vLLM's result JSON.
+//! real one prints (including `Initial test run completed.`) and saves vLLM's result JSON
+//! (with `--save-detailed`, the per-request lists too).
+//!
+//! Prompts are as `--dataset-name random` makes them: each request's own random tokens
+//! (here: words, one token each), after `--random-prefix-len` tokens shared by every
+//! request. The initial test request and the `--num-warmups` requests repeat the first
+//! prompt, at most `--max-concurrency` at once, as the real client does.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,6 +20,8 @@ use crate::args::Args;
 #[derive(Debug, Default, Clone)]
 struct Outcome {
     ok: bool,
+    /// Seconds from the client's start to this request's.
+    start: f64,
     ttft: f64,
     latency: f64,
     itls: Vec<f64>,
@@ -52,13 +60,37 @@ fn target(a: &Args) -> anyhow::Result<Target> {
     })
 }
 
-/// A prompt of exactly n words: the simulated servers count one token per word.
-fn prompt(n: usize, seed: usize) -> String {
+/// One step of splitmix64: the random numbers behind the prompts.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// `n` random words from stream `stream` of `seed`: the simulated servers count one token
+/// per word, so the prompt has exactly `n` tokens.
+fn random_words(n: usize, seed: u64, stream: u64) -> Vec<String> {
     const W: &[&str] = &[
         "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
     ];
+    let mut state = seed ^ stream.wrapping_mul(0xD134_2543_DE82_EF95);
     (0..n)
-        .map(|i| W[(i + seed) % W.len()])
+        .map(|_| {
+            let x = splitmix(&mut state);
+            format!("{}{}", W[(x % 8) as usize], (x >> 3) % 512)
+        })
+        .collect()
+}
+
+/// Request `index`'s prompt: the shared prefix, then its own `input_len` words.
+fn prompt(prefix: &[String], input_len: usize, seed: u64, index: usize) -> String {
+    let own = random_words(input_len, seed, index as u64 + 1);
+    prefix
+        .iter()
+        .chain(own.iter())
+        .map(String::as_str)
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -66,22 +98,22 @@ fn prompt(n: usize, seed: usize) -> String {
 async fn one(
     t: Arc<Target>,
     model: String,
-    input_len: usize,
+    text: Arc<String>,
     output_len: usize,
-    seed: usize,
     t0: Instant,
 ) -> Outcome {
     let mut out = Outcome::default();
     let chat = t.path.contains("chat");
     let body = if chat {
-        json!({"model": model, "messages": [{"role": "user", "content": prompt(input_len, seed)}],
+        json!({"model": model, "messages": [{"role": "user", "content": text.as_str()}],
             "max_completion_tokens": output_len, "stream": true, "ignore_eos": true,
             "stream_options": {"include_usage": true}, "temperature": 0.0})
     } else {
-        json!({"model": model, "prompt": prompt(input_len, seed), "max_tokens": output_len, "stream": true,
+        json!({"model": model, "prompt": text.as_str(), "max_tokens": output_len, "stream": true,
             "ignore_eos": true, "stream_options": {"include_usage": true}, "temperature": 0.0})
     };
     let start = Instant::now();
+    out.start = (start - t0).as_secs_f64();
     let r: anyhow::Result<()> = async {
         let stream = tokio::net::TcpStream::connect((t.host.as_str(), t.port)).await?;
         let _ = stream.set_nodelay(true);
@@ -201,6 +233,8 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
     };
     let served = a.get("served-model-name").unwrap_or(&model).to_string();
     let input_len: usize = a.num("random-input-len")?.unwrap_or(1024);
+    let prefix_len: usize = a.num("random-prefix-len")?.unwrap_or(0);
+    let seed: u64 = a.num("seed")?.unwrap_or(0);
     let output_len: usize = a.num("random-output-len")?.unwrap_or(128);
     let num_prompts: usize = a.num("num-prompts")?.unwrap_or(1000);
     let max_conc: Option<usize> = a.num("max-concurrency")?;
@@ -211,14 +245,20 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
         a.get("backend").unwrap_or("openai"), a.get("base-url").map(|u| format!("'{u}'")).unwrap_or("None".into()), t.host, t.port, t.path,
         max_conc.map(|c| c.to_string()).unwrap_or("None".into()), if a.has("ignore-eos") { "True" } else { "False" }, if a.has("save-result") { "True" } else { "False" });
     let rt = crate::server::runtime()?;
+    let prefix = random_words(prefix_len, seed, 0);
+    let prompts: Vec<Arc<String>> = (0..num_prompts.max(1))
+        .map(|i| Arc::new(prompt(&prefix, input_len, seed, i)))
+        .collect();
+    let prompt_len = prefix_len + input_len;
     rt.block_on(async move {
         let t0 = Instant::now();
+        let test = prompts[0].clone();
         if ready_timeout > 0.0 {
             println!("Starting initial single prompt test run...");
             println!("Waiting for endpoint to become up in {} seconds", ready_timeout as u64);
             let deadline = Instant::now() + Duration::from_secs_f64(ready_timeout);
             loop {
-                let o = one(t.clone(), served.clone(), input_len, output_len, 0, t0).await;
+                let o = one(t.clone(), served.clone(), test.clone(), output_len, t0).await;
                 if o.ok {
                     break;
                 }
@@ -233,9 +273,14 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
         }
         if warmups > 0 {
             println!("Warming up with {warmups} requests...");
+            let sem = Arc::new(Semaphore::new(max_conc.unwrap_or(warmups).max(1)));
             let mut hs = Vec::new();
-            for i in 0..warmups {
-                hs.push(tokio::spawn(one(t.clone(), served.clone(), input_len, output_len, i, t0)));
+            for _ in 0..warmups {
+                let (t, m, text, sem) = (t.clone(), served.clone(), test.clone(), sem.clone());
+                hs.push(tokio::spawn(async move {
+                    let _p = sem.acquire_owned().await.expect("semaphore");
+                    one(t, m, text, output_len, t0).await
+                }));
             }
             for h in hs {
                 let _ = h.await;
@@ -250,13 +295,13 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
         let peak = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let bench_start = Instant::now();
         let mut hs = Vec::new();
-        for i in 0..num_prompts {
+        for text in prompts.iter().take(num_prompts).cloned() {
             let (t, m, sem, inflight, peak) = (t.clone(), served.clone(), sem.clone(), inflight.clone(), peak.clone());
             hs.push(tokio::spawn(async move {
                 let _p = sem.acquire_owned().await.expect("semaphore");
                 let n = inflight.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
                 peak.fetch_max(n, std::sync::atomic::Ordering::SeqCst);
-                let o = one(t, m, input_len, output_len, i + 1, bench_start).await;
+                let o = one(t, m, text, output_len, bench_start).await;
                 inflight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                 o
             }));
@@ -275,7 +320,7 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
         let good: Vec<&Outcome> = outs.iter().filter(|o| o.ok).collect();
         let completed = good.len();
         let failed = outs.len() - completed;
-        let total_in = completed * input_len;
+        let total_in = completed * prompt_len;
         let total_out: usize = good.iter().map(|o| o.output_tokens).sum();
         let ttfts: Vec<f64> = good.iter().map(|o| o.ttft * 1000.0).collect();
         let tpots: Vec<f64> = good.iter().filter(|o| o.output_tokens > 1).map(|o| (o.latency - o.ttft) / (o.output_tokens - 1) as f64 * 1000.0).collect();
@@ -320,7 +365,7 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
         if a.has("save-result") {
             let (y, mo, d, h, mi, s) = crate::log::local_now();
             let date = format!("{y}{mo:02}{d:02}-{h:02}{mi:02}{s:02}");
-            let result = json!({
+            let mut result = json!({
                 "date": date, "endpoint_type": "openai", "backend": a.get("backend").unwrap_or("openai"), "label": null,
                 "model_id": model, "tokenizer_id": a.get("tokenizer").unwrap_or(&model), "num_prompts": num_prompts,
                 "request_rate": "inf", "burstiness": 1.0, "max_concurrency": max_conc,
@@ -329,13 +374,28 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
                 "request_throughput": completed as f64 / duration, "request_goodput": null,
                 "output_throughput": total_out as f64 / duration,
                 "total_token_throughput": (total_in + total_out) as f64 / duration,
-                "latencies": good.iter().map(|o| o.latency).collect::<Vec<_>>(),
+                "latencies": outs.iter().map(|o| if o.ok { o.latency } else { 0.0 }).collect::<Vec<_>>(),
                 "max_output_tokens_per_s": per_sec.values().max().copied().unwrap_or(0) as f64,
                 "max_concurrent_requests": peak.load(std::sync::atomic::Ordering::SeqCst),
                 "mean_ttft_ms": mean(&ttfts), "median_ttft_ms": pct(&ttfts, 50.0), "std_ttft_ms": std(&ttfts), "p99_ttft_ms": pct(&ttfts, 99.0),
                 "mean_tpot_ms": mean(&tpots), "median_tpot_ms": pct(&tpots, 50.0), "std_tpot_ms": std(&tpots), "p99_tpot_ms": pct(&tpots, 99.0),
                 "mean_itl_ms": mean(&itls), "median_itl_ms": pct(&itls, 50.0), "std_itl_ms": std(&itls), "p99_itl_ms": pct(&itls, 99.0),
             });
+            if a.has("save-detailed") {
+                // Per request, in the order sent; a failed one has 0 and its error.
+                let detail = json!({
+                    "input_lens": outs.iter().map(|_| prompt_len).collect::<Vec<_>>(),
+                    "output_lens": outs.iter().map(|o| o.output_tokens).collect::<Vec<_>>(),
+                    "ttfts": outs.iter().map(|o| if o.ok { o.ttft } else { 0.0 }).collect::<Vec<_>>(),
+                    "itls": outs.iter().map(|o| o.itls.clone()).collect::<Vec<_>>(),
+                    "start_times": outs.iter().map(|o| o.start).collect::<Vec<_>>(),
+                    "generated_texts": outs.iter().map(|_| "").collect::<Vec<_>>(),
+                    "errors": outs.iter().map(|o| o.error.clone()).collect::<Vec<_>>(),
+                });
+                if let (Some(r), Some(d)) = (result.as_object_mut(), detail.as_object()) {
+                    r.extend(d.clone());
+                }
+            }
             let name = a.get("result-filename").map(str::to_string).unwrap_or_else(|| {
                 let base = std::path::Path::new(&model).file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
                 format!("openai-infqps-concurrency{}-{base}-{date}.json", max_conc.map(|c| c.to_string()).unwrap_or("None".into()))

@@ -50,6 +50,7 @@ impl Drop for InFlight {
 /// What the request asks for, read once.
 struct Ask {
     prompt: usize,
+    prefix_blocks: Vec<u64>,
     max_tokens: usize,
     stream: bool,
     include_usage: bool,
@@ -57,20 +58,26 @@ struct Ask {
 }
 
 fn read_ask(body: &Value, api: Api, srv: &Server) -> Ask {
-    let prompt = match api {
+    let pieces = match api {
         Api::Completion => body
             .get("prompt")
-            .map(|p| prompt::cost(&prompt::completion_pieces(p)))
-            .unwrap_or(1),
-        Api::Chat => prompt::cost(&prompt::chat_pieces(
+            .map(prompt::completion_pieces)
+            .unwrap_or_default(),
+        Api::Chat => prompt::chat_pieces(
             body.get("messages").unwrap_or(&Value::Null),
             ChatLayout::from_request(body),
-        )),
+        ),
         Api::Generate => body
             .get("text")
             .or_else(|| body.get("input_ids"))
-            .map(|p| prompt::cost(&prompt::completion_pieces(p)))
-            .unwrap_or(1),
+            .map(prompt::completion_pieces)
+            .unwrap_or_default(),
+    };
+    let prompt = prompt::cost(&pieces);
+    let prefix_blocks = if srv.engine.cfg.prefix_caching {
+        prompt::block_hashes(&pieces, srv.engine.cfg.block_size)
+    } else {
+        Vec::new()
     };
     // Chat prefers the newer `max_completion_tokens`, as vLLM does.
     let keys: &[&str] = match api {
@@ -92,6 +99,7 @@ fn read_ask(body: &Value, api: Api, srv: &Server) -> Ask {
     let include_usage = force || opt("include_usage");
     Ask {
         prompt,
+        prefix_blocks,
         max_tokens,
         stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
         include_usage,
@@ -117,7 +125,7 @@ pub async fn serve(
             openai::error("invalid JSON body", "BadRequestError", 400),
         );
     };
-    let ask = read_ask(&body, api, &srv);
+    let mut ask = read_ask(&body, api, &srv);
     if ask.prompt + ask.max_tokens > srv.max_model_len {
         let msg = format!(
             "This model's maximum context length is {} tokens. However, you requested {} tokens ({} in the messages, {} in the completion). Please reduce the length of the messages or completion.",
@@ -165,6 +173,7 @@ pub async fn serve(
     let (tx, rx) = mpsc::unbounded_channel();
     srv.engine.submit(Submit {
         prompt: ask.prompt,
+        prefix_blocks: std::mem::take(&mut ask.prefix_blocks),
         max_tokens: ask.max_tokens,
         streaming: ask.stream,
         tx,

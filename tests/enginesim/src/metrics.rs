@@ -297,13 +297,13 @@ pub fn vllm(srv: &Server) -> String {
         "vllm:prefix_cache_queries",
         "Prefix cache queries, in terms of number of queried tokens.",
         &l,
-        prompt_sum,
+        st.prefix_queries as f64,
     );
     o.counter_created(
         "vllm:prefix_cache_hits",
         "Prefix cache hits, in terms of number of cached tokens.",
         &l,
-        0.0,
+        st.prefix_hits as f64,
     );
     o.counter_created(
         "vllm:num_preemptions",
@@ -687,12 +687,47 @@ pub fn sglang(srv: &Server) -> String {
         &rank,
         (st.usage() * 100.0).round() / 100.0,
     );
+    let hit_rate = if st.prefix_queries > 0 {
+        st.prefix_hits as f64 / st.prefix_queries as f64
+    } else {
+        0.0
+    };
     o.gauge(
         "sglang:cache_hit_rate",
         "The prefix cache hit rate.",
         &rank,
-        0.0,
+        hit_rate,
     );
+    // Prefill tokens by where they came from: computed (`input`) or found in the cache.
+    o.head(
+        "sglang:prefill_effective_tokens_total",
+        "Number of prefill tokens by where they came from.",
+        "counter",
+    );
+    for (mode, v) in [
+        ("input", st.live_prompt_tokens - st.prefix_hits),
+        ("device_hit", st.prefix_hits),
+        ("host_hit", 0),
+        ("storage_hit", 0),
+    ] {
+        o.sample(
+            "sglang:prefill_effective_tokens_total",
+            &format!("engine_type=\"unified\",mode=\"{mode}\",model_name=\"{m}\",moe_ep_rank=\"0\",pp_rank=\"0\",tp_rank=\"0\""),
+            v as f64,
+        );
+    }
+    if st.prefix_hits > 0 {
+        o.head(
+            "sglang:cached_tokens_total",
+            "Number of cached prompt tokens.",
+            "counter",
+        );
+        o.sample(
+            "sglang:cached_tokens_total",
+            &format!("cache_source=\"device\",engine_type=\"unified\",model_name=\"{m}\""),
+            st.prefix_hits as f64,
+        );
+    }
     o.gauge(
         "sglang:fwd_occupancy",
         "Forward pass GPU occupancy percentage.",
@@ -762,6 +797,16 @@ pub fn trt(srv: &Server) -> String {
         "counter",
     );
     o.sample("trtllm_generation_tokens_total", &l, g as f64);
+    o.head(
+        "trtllm_prompt_cached_tokens_total",
+        "Cumulative number of prompt tokens reused from the KV cache.",
+        "counter",
+    );
+    o.sample(
+        "trtllm_prompt_cached_tokens_total",
+        &l,
+        st.finished_cached as f64,
+    );
     o.head(
         "trtllm_num_requests_completed_total",
         "Total number of completed requests across iterations",

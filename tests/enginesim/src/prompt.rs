@@ -127,6 +127,30 @@ pub fn cost(pieces: &[Piece]) -> usize {
     pieces.len().max(1)
 }
 
+/// The prompt's full blocks of `block` tokens, each by a hash chained over everything
+/// before it, so two prompts share a block's hash only when they agree up to its end
+/// (the prefix cache's key, as vLLM's block hashes are).
+pub fn block_hashes(pieces: &[Piece], block: usize) -> Vec<u64> {
+    const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const FNV_PRIME: u64 = 0x0100_0000_01b3;
+    let mix = |h: u64, x: u64| (h ^ x).wrapping_mul(FNV_PRIME);
+    let token = |p: &Piece| -> u64 {
+        match p {
+            Piece::Special(id) | Piece::Id(id) => u64::from(*id) | 1 << 63,
+            Piece::Word(w) => w.bytes().fold(FNV_OFFSET, |h, b| mix(h, u64::from(b))),
+        }
+    };
+    let block = block.max(1);
+    let mut h = FNV_OFFSET;
+    pieces
+        .chunks_exact(block)
+        .map(|c| {
+            h = c.iter().fold(h, |h, p| mix(h, token(p)));
+            h
+        })
+        .collect()
+}
+
 /// Word ↔ id table behind `/tokenize` and `/detokenize`: ids are handed out in order
 /// of first sight, so the same word always gets the same id in one server's life.
 #[derive(Debug, Default)]
@@ -236,6 +260,24 @@ mod tests {
         assert_eq!(cost(&completion_pieces(&json!([5, 6, 7]))), 3);
         assert_eq!(cost(&completion_pieces(&json!(["a b", "c"]))), 2);
         assert_eq!(cost(&completion_pieces(&json!(""))), 1);
+    }
+
+    #[test]
+    fn block_hashes_are_chained_over_full_blocks() {
+        let (ja, jb, jc) = (
+            json!("a b c d e f g"),
+            json!("a b c d x f g"),
+            json!("z b c d e f g"),
+        );
+        let a = completion_pieces(&ja);
+        let b = completion_pieces(&jb);
+        let (ha, hb) = (block_hashes(&a, 2), block_hashes(&b, 2));
+        assert_eq!(ha.len(), 3, "the last token is no full block");
+        assert_eq!(ha[..2], hb[..2]);
+        assert_ne!(ha[2], hb[2]);
+        // A later block differs once an earlier one did, even with the same tokens.
+        let c = completion_pieces(&jc);
+        assert_ne!(block_hashes(&c, 2)[1], ha[1]);
     }
 
     #[test]

@@ -2,8 +2,15 @@
 //! queue, admission by free blocks, and eviction with recompute when a running request
 //! needs a block and none is free. Time is simulated: each step lasts what a decode step
 //! of that batch would, divided by the sim speed.
+//!
+//! Also what the newer tripwires need: a prefix cache (the prompt's full blocks by a
+//! chained hash; a request whose leading blocks are cached skips their prefill, and the
+//! hits and lookups are counted, T17), a GPU that throttles after a given busy time and
+//! slows every step by the clock it lost (T16), and a one-time cost the first time a
+//! batch larger than any before runs after ready, as capturing a CUDA graph for that size
+//! would (smaller batches are padded into a graph already captured) (T18).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -37,6 +44,14 @@ pub struct EngineCfg {
     pub step_per_seq_s: f64,
     pub prefill_per_token_s: f64,
     pub speed: f64,
+    /// Prefix caching on (vLLM's default, SGLang's radix cache, TensorRT-LLM's block reuse).
+    pub prefix_caching: bool,
+    /// The throttle fault: after this many busy simulated seconds, for this many (none:
+    /// until the end).
+    pub throttle: Option<(f64, Option<f64>)>,
+    /// The warm-up fault: simulated seconds the first step of a batch-size bucket (powers
+    /// of two) larger than any before costs after ready.
+    pub warmup_cost_s: Option<f64>,
 }
 
 #[derive(Debug)]
@@ -51,6 +66,8 @@ pub enum Event {
 
 pub struct Submit {
     pub prompt: usize,
+    /// The prompt's full blocks by a chained hash, for the prefix cache.
+    pub prefix_blocks: Vec<u64>,
     pub max_tokens: usize,
     pub streaming: bool,
     pub tx: mpsc::UnboundedSender<Event>,
@@ -67,6 +84,8 @@ pub enum Notice {
     Prefill {
         new_seqs: usize,
         new_tokens: usize,
+        /// Of those, prompt tokens found in the prefix cache.
+        cached_tokens: usize,
         running: usize,
         waiting: usize,
         usage: f64,
@@ -78,12 +97,19 @@ pub enum Notice {
         waiting: usize,
         gen_per_s: f64,
     },
+    /// A batch larger than any before ran and paid the warm-up cost for its bucket.
+    WarmUp {
+        batch: usize,
+        seconds: f64,
+    },
 }
 
 /// One finished request, in simulated seconds.
 #[derive(Debug, Clone)]
 pub struct Finished {
     pub prompt: usize,
+    /// Prompt tokens served from the prefix cache.
+    pub cached: usize,
     pub generated: usize,
     pub max_tokens: usize,
     pub streaming: bool,
@@ -130,6 +156,11 @@ pub struct Stats {
     pub paused_now: usize,
     /// Counted as the engine computes (vLLM).
     pub live_prompt_tokens: u64,
+    /// Prompt tokens looked up in the prefix cache, and found there (counted at admission).
+    pub prefix_queries: u64,
+    pub prefix_hits: u64,
+    /// Prompt tokens found in the cache, counted when their request finishes (TensorRT-LLM).
+    pub finished_cached: u64,
     pub live_generation_tokens: u64,
     pub steps: u64,
     /// Per `is_streaming` (index 1 = streamed), counted at finish (SGLang, TensorRT-LLM).
@@ -165,6 +196,9 @@ impl Stats {
             preemptions: 0,
             paused_now: 0,
             live_prompt_tokens: 0,
+            prefix_queries: 0,
+            prefix_hits: 0,
+            finished_cached: 0,
             live_generation_tokens: 0,
             steps: 0,
             by_stream: [StreamAgg::new(), StreamAgg::new()],
@@ -222,6 +256,8 @@ struct Seq {
     blocks: usize,
     preempts: u32,
     prefilled: bool,
+    /// Prompt tokens its first prefill found in the prefix cache.
+    cached: usize,
     first_sched: Option<Instant>,
     first_token: Option<Instant>,
     last_token: Option<Instant>,
@@ -247,6 +283,49 @@ fn blocks_for(tokens: usize, bs: usize) -> usize {
     tokens.div_ceil(bs)
 }
 
+/// Cached prompt blocks by their chained hash, the oldest forgotten first once it holds as
+/// many blocks as the pool.
+struct PrefixCache {
+    blocks: HashSet<u64>,
+    order: VecDeque<u64>,
+    capacity: usize,
+}
+
+impl PrefixCache {
+    /// How many of a prompt's leading blocks are cached; then remembers all of them.
+    fn look_up(&mut self, prompt: &[u64]) -> usize {
+        let hit = prompt
+            .iter()
+            .take_while(|h| self.blocks.contains(h))
+            .count();
+        for h in &prompt[hit..] {
+            if self.blocks.insert(*h) {
+                self.order.push_back(*h);
+            }
+        }
+        while self.order.len() > self.capacity {
+            if let Some(old) = self.order.pop_front() {
+                self.blocks.remove(&old);
+            }
+        }
+        hit
+    }
+}
+
+/// The throttle fault's state: busy time so far, and whether the card is slowed now.
+struct Throttle {
+    busy_s: f64,
+    window: Option<(f64, Option<f64>)>,
+}
+
+impl Throttle {
+    fn active(&self) -> bool {
+        self.window.is_some_and(|(after, span)| {
+            self.busy_s >= after && span.is_none_or(|d| self.busy_s < after + d)
+        })
+    }
+}
+
 async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: Notify) {
     let cfg = sh.cfg.clone();
     let mut running: Vec<Seq> = Vec::new();
@@ -260,8 +339,20 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
     let mut ratio = 0.7f64;
     let speed = cfg.speed;
     let sim = |d: Duration| d.as_secs_f64() * speed;
+    let mut cache = PrefixCache {
+        blocks: HashSet::new(),
+        order: VecDeque::new(),
+        capacity: cfg.blocks.max(1),
+    };
+    let mut throttle = Throttle {
+        busy_s: 0.0,
+        window: cfg.throttle,
+    };
+    // The largest batch-size bucket warmed up so far.
+    let mut warmed = 0usize;
     loop {
         if running.is_empty() && waiting.is_empty() {
+            crate::gpu::set_activity(false, false);
             match rx.recv().await {
                 Some(s) => {
                     waiting.push_back(new_seq(&mut next_id, s));
@@ -346,6 +437,7 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
         // 2. Then the waiting queue, in order, while blocks and the running limit allow.
         let mut new_seqs = 0;
         let mut new_tokens = 0;
+        let mut new_cached = 0;
         if !evicted {
             while running.len() < cfg.max_running {
                 let Some(f) = waiting.front() else { break };
@@ -377,17 +469,27 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
                 sh.in_queue.fetch_sub(1, Ordering::SeqCst);
                 if s.first_sched.is_none() {
                     s.first_sched = Some(Instant::now());
-                    sh.stats.lock().unwrap().live_prompt_tokens += s.sub.prompt as u64;
+                    let mut st = sh.stats.lock().unwrap();
+                    st.live_prompt_tokens += s.sub.prompt as u64;
+                    if cfg.prefix_caching {
+                        // The last prompt token is always computed, as vLLM does.
+                        let hit = cache.look_up(&s.sub.prefix_blocks) * cfg.block_size;
+                        s.cached = hit.min(s.sub.prompt.saturating_sub(1));
+                        st.prefix_queries += s.sub.prompt as u64;
+                        st.prefix_hits += s.cached as u64;
+                    }
                 }
                 new_seqs += 1;
                 new_tokens += s.sub.prompt + s.generated;
+                new_cached += if s.preempts == 0 { s.cached } else { 0 };
                 running.push(s);
             }
         }
+        // A first prefill skips the tokens the prefix cache held; a recompute does not.
         let prefill_tokens: usize = running
             .iter()
             .filter(|s| !s.prefilled)
-            .map(|s| s.sub.prompt + s.generated)
+            .map(|s| s.sub.prompt + s.generated - if s.preempts == 0 { s.cached } else { 0 })
             .sum();
         let used = cfg.blocks - free;
         {
@@ -401,6 +503,7 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
             notify(Notice::Prefill {
                 new_seqs,
                 new_tokens,
+                cached_tokens: new_cached,
                 running: running.len() - new_seqs,
                 waiting: waiting.len(),
                 usage: used as f64 / cfg.blocks.max(1) as f64,
@@ -420,9 +523,26 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
 
         // 3. One step: a decode for every running request, prefill for the new ones.
         let n = running.len();
-        let step_s = cfg.step_base_s
+        let mut step_s = cfg.step_base_s
             + cfg.step_per_seq_s * n as f64
             + cfg.prefill_per_token_s * prefill_tokens as f64;
+        throttle.busy_s += step_s;
+        let throttled = throttle.active();
+        crate::gpu::set_activity(true, throttled);
+        if throttled {
+            step_s *= crate::gpu::throttle_slowdown();
+        }
+        if let Some(cost) = cfg.warmup_cost_s {
+            let bucket = n.next_power_of_two();
+            if bucket > warmed {
+                warmed = bucket;
+                step_s += cost;
+                notify(Notice::WarmUp {
+                    batch: bucket,
+                    seconds: cost,
+                });
+            }
+        }
         deadline += Duration::from_secs_f64(step_s / speed);
         let now = Instant::now();
         if deadline < now {
@@ -473,6 +593,7 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
             free += s.blocks;
             let f = Finished {
                 prompt: s.sub.prompt,
+                cached: s.cached,
                 generated: s.generated,
                 max_tokens: s.sub.max_tokens,
                 streaming: s.sub.streaming,
@@ -496,6 +617,7 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
                 st.tpot.observe(f.decode_s / (f.generated - 1) as f64);
             }
             st.prompt_len.observe(f.prompt as f64);
+            st.finished_cached += f.cached as u64;
             st.gen_len.observe(f.generated as f64);
             st.max_tokens.observe(f.max_tokens as f64);
             st.n_param.observe(1.0);
@@ -555,6 +677,7 @@ fn new_seq(next_id: &mut u64, sub: Submit) -> Seq {
         blocks: 0,
         preempts: 0,
         prefilled: false,
+        cached: 0,
         first_sched: None,
         first_token: None,
         last_token: None,

@@ -50,6 +50,12 @@ pub struct Faults {
     pub drafter_ignores_backend: bool,
     /// T4/T11: the memory left for KV differs from start to start.
     pub pool_jitter: bool,
+    /// T16: the card throttles after this many busy simulated seconds, for this many (none:
+    /// until the end). `--sim-gpu-throttle AFTER[:FOR]` or `INFERLINT_SIM_GPU_THROTTLE`.
+    pub gpu_throttle: Option<(f64, Option<f64>)>,
+    /// T18: simulated seconds the first step of a batch larger than any before costs after
+    /// ready. `--sim-warmup-cost S` or `INFERLINT_SIM_WARMUP_COST`.
+    pub warmup_cost: Option<f64>,
 }
 
 pub const FAIL_KINDS: &[&str] = &[
@@ -82,7 +88,39 @@ impl Faults {
         {
             crash_at = Some(1);
         }
+        let seconds = |flag: &str, v: &str| -> anyhow::Result<f64> {
+            v.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| anyhow::anyhow!("--{flag}: not a number of seconds: '{v}'"))
+        };
+        let gpu_throttle = match a
+            .get("sim-gpu-throttle")
+            .map(str::to_string)
+            .or_else(|| env("INFERLINT_SIM_GPU_THROTTLE"))
+        {
+            None => None,
+            Some(v) => {
+                let (after, span) = match v.split_once(':') {
+                    Some((a, f)) => (a, Some(f)),
+                    None => (v.as_str(), None),
+                };
+                Some((
+                    seconds("sim-gpu-throttle", after)?,
+                    span.map(|f| seconds("sim-gpu-throttle", f)).transpose()?,
+                ))
+            }
+        };
+        let warmup_cost = a
+            .get("sim-warmup-cost")
+            .map(str::to_string)
+            .or_else(|| env("INFERLINT_SIM_WARMUP_COST"))
+            .map(|v| seconds("sim-warmup-cost", &v))
+            .transpose()?;
         Ok(Faults {
+            gpu_throttle,
+            warmup_cost,
             fail_start,
             crash_at,
             metrics_stall_after: a.num("sim-metrics-stall-after")?,

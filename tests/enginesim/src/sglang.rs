@@ -211,6 +211,9 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             step_per_seq_s: preset.step_per_seq_s,
             prefill_per_token_s: preset.prefill_per_token_s,
             speed,
+            prefix_caching: !a.has("disable-radix-cache"),
+            throttle: faults.gpu_throttle,
+            warmup_cost_s: faults.warmup_cost,
         };
         let engine = sched::start(ecfg, Box::new(notice));
         let srv = Arc::new(Server {
@@ -267,6 +270,7 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
             srv2.engine.submit(Submit {
                 prompt: 6,
+                prefix_blocks: Vec::new(),
                 max_tokens: 8,
                 streaming: false,
                 tx,
@@ -296,9 +300,14 @@ fn notice(n: Notice) {
     match n {
         Notice::Preempted { freed_tokens, .. } => log::sglang(&format!(
             "KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_tokens_gained: {freed_tokens}, #new_token_ratio: 0.7000 -> 1.0000")),
-        Notice::Prefill { new_seqs, new_tokens, running, waiting, usage } => log::sglang(&format!(
-            "Prefill batch, #new-seq: {new_seqs}, #new-token: {new_tokens}, #cached-token: 0, token usage: {usage:.2}, #running-req: {running}, #queue-req: {waiting}, #pending-token: 0, cuda graph: True, input throughput (token/s): 0.00")),
+        Notice::Prefill { new_seqs, new_tokens, cached_tokens, running, waiting, usage } => log::sglang(&format!(
+            "Prefill batch, #new-seq: {new_seqs}, #new-token: {}, #cached-token: {cached_tokens}, token usage: {usage:.2}, #running-req: {running}, #queue-req: {waiting}, #pending-token: 0, cuda graph: True, input throughput (token/s): 0.00", new_tokens - cached_tokens)),
         Notice::Decode { running, tokens, usage, waiting, gen_per_s } => log::sglang(&format!(
             "Decode batch, #running-req: {running}, #token: {tokens}, token usage: {usage:.2}, cuda graph: True, gen throughput (token/s): {gen_per_s:.2}, #queue-req: {waiting}")),
+        // A batch size met for the first time: its CUDA graph is captured now.
+        Notice::WarmUp { batch, seconds } => {
+            log::sglang(&format!("Capture cuda graph begin. This can take up to several minutes. bs=[{batch}], avail mem=1.20 GB"));
+            log::sglang(&format!("Capture cuda graph end. Time elapsed: {seconds:.2} s. mem usage=0.05 GB. avail mem=1.15 GB."));
+        }
     }
 }

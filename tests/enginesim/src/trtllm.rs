@@ -199,10 +199,17 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             step_per_seq_s: preset.step_per_seq_s,
             prefill_per_token_s: preset.prefill_per_token_s,
             speed,
+            prefix_caching: true,
+            throttle: faults.gpu_throttle,
+            warmup_cost_s: faults.warmup_cost,
         };
         let engine = sched::start(ecfg, Box::new(|n: Notice| {
             if let Notice::Preempted { seq, .. } = n {
                 log::raw(&format!("[TRT-LLM] [I] [batchmgr][RANK 0] MaxUtilizationScheduler: request ID {seq} -> pause"));
+            }
+            // A batch size met for the first time: warmed up (graph captured) now.
+            if let Notice::WarmUp { batch, seconds } = n {
+                log::raw(&format!("[TRT-LLM] [I] [_torch] [warmup][rank=0] CUDA graph warmup for batch size={batch}: done in {seconds:.1}s"));
             }
         }));
         let srv = Arc::new(Server {

@@ -294,9 +294,21 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             step_per_seq_s: preset.step_per_seq_s,
             prefill_per_token_s: preset.prefill_per_token_s,
             speed,
+            prefix_caching: !a.has("no-enable-prefix-caching"),
+            throttle: faults.gpu_throttle,
+            warmup_cost_s: faults.warmup_cost,
         };
-        // vLLM preempts silently: nothing is logged.
-        let engine = sched::start(ecfg, Box::new(|_n: Notice| {}));
+        // vLLM preempts silently: nothing is logged. A batch size met for the first time
+        // is compiled now, and the engine core says so.
+        let engine = sched::start(
+            ecfg,
+            Box::new(move |n: Notice| {
+                if let Notice::WarmUp { batch, seconds } = n {
+                    log::vllm("EngineCore", core_pid, "INFO", "backends.py:400", &format!(
+                        "Compiling a graph for compile range (1, {batch}) takes {seconds:.2} s"));
+                }
+            }),
+        );
         let stopping = Arc::new(AtomicBool::new(false));
         let st2 = stopping.clone();
         let on_crash: http::CrashFn = Box::new(move |_n| {
@@ -415,22 +427,26 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
 /// vLLM's periodic `Engine 000:` line, every 10 simulated seconds while busy.
 async fn stats_logger(engine: Arc<sched::Shared>, pid: u32, speed: f64, fl: Flavor) {
     let period = Duration::from_secs_f64(10.0 / speed);
-    let (mut lp, mut lg) = (0u64, 0u64);
+    let (mut lp, mut lg, mut lq, mut lh) = (0u64, 0u64, 0u64, 0u64);
     let mut was_busy = false;
     loop {
         tokio::time::sleep(period).await;
         let st = engine.stats.lock().unwrap().clone();
         let busy = st.running + st.waiting > 0;
         if busy || was_busy || st.live_prompt_tokens != lp {
+            let (dq, dh) = (st.prefix_queries - lq, st.prefix_hits - lh);
             api(pid, fl.tag("loggers.py:315", "loggers.py:335"), &format!(
-                "Engine 000: Avg prompt throughput: {:.1} tokens/s, Avg generation throughput: {:.1} tokens/s, Running: {} reqs, Waiting: {} reqs, {} KV cache usage: {:.1}%, Prefix cache hit rate: 0.0%",
+                "Engine 000: Avg prompt throughput: {:.1} tokens/s, Avg generation throughput: {:.1} tokens/s, Running: {} reqs, Waiting: {} reqs, {} KV cache usage: {:.1}%, Prefix cache hit rate: {:.1}%",
                 (st.live_prompt_tokens - lp) as f64 / 10.0,
                 (st.live_generation_tokens - lg) as f64 / 10.0,
-                st.running, st.waiting, fl.device(), st.usage() * 100.0));
+                st.running, st.waiting, fl.device(), st.usage() * 100.0,
+                if dq > 0 { dh as f64 / dq as f64 * 100.0 } else { 0.0 }));
         }
         was_busy = busy;
         lp = st.live_prompt_tokens;
         lg = st.live_generation_tokens;
+        lq = st.prefix_queries;
+        lh = st.prefix_hits;
     }
 }
 

@@ -14,7 +14,9 @@ pub fn ChartsSection(charts: SharedCharts, theme: RwSignal<u32>) -> impl IntoVie
         || c.kv.is_some()
         || c.tokens.is_some()
         || c.levels.is_some()
-        || c.pools.is_some();
+        || c.pools.is_some()
+        || c.gpu.is_some()
+        || c.prefix_cache.is_some();
     any.then(move || {
         view! {
             <section id="charts" aria-labelledby="charts-h">
@@ -26,6 +28,8 @@ pub fn ChartsSection(charts: SharedCharts, theme: RwSignal<u32>) -> impl IntoVie
                 {c.tokens.clone().map(|t| view! { <TimeChartView chart=t theme=theme /> })}
                 {c.levels.clone().map(|b| view! { <BarChartView chart=b theme=theme /> })}
                 {c.pools.clone().map(|b| view! { <BarChartView chart=b theme=theme /> })}
+                {c.gpu.clone().map(|t| view! { <TimeChartView chart=t theme=theme /> })}
+                {c.prefix_cache.clone().map(|t| view! { <TimeChartView chart=t theme=theme /> })}
             </section>
         }
     })

@@ -1,4 +1,4 @@
-//! "The fifteen tripwires" (report.md §8): the catalogue, folded, with the run's engine's
+//! "The eighteen tripwires" (report.md §8): the catalogue, folded, with the run's engine's
 //! notes.
 
 use analyzer::catalog;
@@ -11,7 +11,7 @@ pub fn Guide(engine: Engine) -> impl IntoView {
         <section id="guide" aria-labelledby="guide-h">
             <details>
                 <summary>
-                    <h2 id="guide-h">"The fifteen tripwires"</h2>
+                    <h2 id="guide-h">"The eighteen tripwires"</h2>
                 </summary>
                 <ol class="guide">
                     {catalog::all()

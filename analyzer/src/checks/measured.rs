@@ -1,0 +1,91 @@
+//! When T16–T18 run and what each is given (checks/README.md, "When they run"): all three
+//! concern the measured load, so they run when the input holds one (a recording, both
+//! readings, GPU samples or a load-tool result) and come after T8, in number order. A
+//! missing input makes its check "can't tell", never a pass.
+
+use crate::bench::BenchResult;
+use crate::counters::Pair;
+use crate::engine::Engine;
+use crate::gpu_samples::GpuSamples;
+use crate::input::InputError;
+use crate::inputs::RunInput;
+use crate::manifest::Manifest;
+use crate::series::Series;
+use crate::verdict::CheckResult;
+
+use super::t18_warm_up::{self, WarmUpInputs};
+use super::{t16_gpu_throttled, t17_prefix_cache};
+
+/// What the three checks draw on, parsed once by the analysis.
+pub struct Measured<'a> {
+    pub input: &'a RunInput,
+    /// The engine of the snapshots (T17's counters).
+    pub snapshot_engine: Engine,
+    /// The engine of the report (T18's log markers).
+    pub engine: Engine,
+    pub gpu: Option<&'a Result<GpuSamples, InputError>>,
+    pub pair: Option<&'a Pair<'a>>,
+    /// The error that stands in for a missing pair.
+    pub pair_error: Option<&'a InputError>,
+    pub series: Option<&'a Series>,
+    pub bench: Option<&'a BenchResult>,
+    pub manifest: Option<&'a Manifest>,
+    pub requested: Option<i64>,
+    /// Requests the load tool sent outside its measurement (from `load.log`, as for T15).
+    pub untimed: i64,
+}
+
+/// Whether the input holds a measured load.
+pub fn applies(input: &RunInput) -> bool {
+    input.series.is_some()
+        || (input.before.is_some() && input.after.is_some())
+        || input.gpu.is_some()
+        || input.bench.is_some()
+}
+
+/// T16, T17 (with both readings) and T18, in that order.
+pub fn run(m: &Measured<'_>) -> Vec<CheckResult> {
+    let mut out = vec![match m.gpu {
+        Some(Ok(samples)) => t16_gpu_throttled::check(samples),
+        Some(Err(e)) => crate::analysis::unknown_for(16, e),
+        None => t16_gpu_throttled::without_samples(),
+    }];
+    match (m.pair, m.pair_error) {
+        (Some(pair), _) => {
+            let untimed = t17_prefix_cache::Untimed {
+                requests: m.untimed,
+                prompt_tokens: m.bench.and_then(|b| {
+                    Some(b.total_input_tokens? as f64 / b.completed.filter(|&c| c > 0)? as f64)
+                }),
+            };
+            out.push(t17_prefix_cache::check(m.snapshot_engine, pair, untimed));
+        }
+        (None, Some(e)) => out.push(crate::analysis::unknown_for(17, e)),
+        (None, None) => {}
+    }
+    let log_during_load = m
+        .manifest
+        .and_then(|mf| mf.boot_log_at)
+        .and_then(|at| Some((at.load_start?, at.load_end)))
+        .and_then(|(from, to)| {
+            let log = m.input.boot_logs.first()?.bytes.as_ref().ok()?;
+            Some(t18_warm_up::log_between(log, from, to))
+        });
+    let client_warm_up = m
+        .input
+        .load_log
+        .as_ref()
+        .and_then(|f| f.bytes.as_ref().ok())
+        .is_some_and(|b| crate::bench::client_warm_up(&String::from_utf8_lossy(b)));
+    out.push(t18_warm_up::check(&WarmUpInputs {
+        engine: m.engine,
+        requests: m.bench.and_then(|b| b.requests.as_ref()),
+        requested: m.requested,
+        duration_s: m.bench.and_then(|b| b.duration),
+        series: m.series,
+        load_ended_wall: m.manifest.and_then(|mf| mf.load_ended_wall),
+        log_during_load: log_during_load.as_deref(),
+        client_warm_up,
+    }));
+    out
+}
