@@ -1,20 +1,15 @@
-//! Writing documents so that a kill at any instant leaves a readable folder: the bytes go
-//! to a temporary name in the same folder, are synced, then renamed over the real name.
-//! The documents themselves and their bytes are the analyzer's (`analyzer::docs`).
+//! Writing documents so that a kill at any instant leaves a readable folder, through the
+//! one atomic writer (`inferlint::output`: a new temporary file beside the target, synced,
+//! renamed over it; never through a link). The documents themselves and their bytes are
+//! the analyzer's (`analyzer::docs`); the terminal line of a result is `inferlint::render`'s.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use analyzer::docs::{self, Document};
 
+/// Writes `bytes` into `dir` as `name`, whole or not at all.
 pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = dir.join(format!(".{name}.tmp"));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, dir.join(name))
+    inferlint::output::write_atomically(&dir.join(name), bytes).map_err(std::io::Error::other)
 }
 
 /// Writes a document into `dir` as `name` (recorder.md §9.2).
@@ -47,14 +42,10 @@ pub fn print_results(results: &[analyzer::CheckResult], json: bool) {
     }
 }
 
-/// `[  2] PASS  2 consecutive clear readings`: one result as the terminal shows it.
+/// `[  2] PASS  2 consecutive clear readings`: one result as the terminal shows it
+/// (uncoloured: the recorder's output is mostly read from logs).
 pub fn result_line(r: &analyzer::CheckResult) -> String {
-    format!(
-        "[{:>3}] {}  {}",
-        r.id(),
-        r.status.terminal_label(),
-        analyzer::term::escape(&r.message)
-    )
+    inferlint::render::result_line(r, false)
 }
 
 /// Exit status of verdict-reporting commands (formats.md §8.3).
@@ -76,7 +67,12 @@ mod tests {
             std::fs::read_to_string(d.join("p.json")).unwrap(),
             "{\n \"schema\": \"inferlint.processes/1\",\n \"snapshots\": []\n}\n"
         );
-        assert!(!d.join(".p.json.tmp").exists());
+        let left: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, ["p.json"], "no temporary left beside it");
         let _ = std::fs::remove_dir_all(d);
     }
 }

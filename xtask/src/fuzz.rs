@@ -85,6 +85,11 @@ pub(crate) fn fuzz(args: &[String], campaign: bool) -> Result<()> {
         let corpus = fuzz_dir().join("corpus").join(t);
         let artifacts = fuzz_dir().join("artifacts").join(t);
         std::fs::create_dir_all(&artifacts)?;
+        // libFuzzer's progress goes to a log per target (thousands of lines a run);
+        // the terminal gets one line per target, and the log's tail on a finding.
+        let log = fuzz_dir().join("logs").join(format!("{t}.log"));
+        std::fs::create_dir_all(log.parent().unwrap())?;
+        let out = std::fs::File::create(&log)?;
         // The built binary itself: `cargo fuzz run` would rebuild whenever a source
         // changed during a long campaign.
         let status = Command::new(target_dir().join(t))
@@ -93,10 +98,18 @@ pub(crate) fn fuzz(args: &[String], campaign: bool) -> Result<()> {
             .arg(format!("-artifact_prefix={}/", artifacts.display()))
             .args(["-timeout=10", "-rss_limit_mb=2048", "-print_final_stats=1"])
             .current_dir(root())
+            .stdout(out.try_clone()?)
+            .stderr(out)
             .status()
             .with_context(|| format!("cannot run cargo fuzz on {t}"))?;
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        eprintln!("   {t}: {}", summary(&text));
         if !status.success() {
-            found.push(format!("{t}: see {}", artifacts.display()));
+            let tail: Vec<&str> = text.lines().rev().take(30).collect();
+            for l in tail.iter().rev() {
+                eprintln!("     {l}");
+            }
+            found.push(format!("{t}: see {} and {}", artifacts.display(), log.display()));
         }
     }
     eprintln!(
@@ -112,6 +125,25 @@ pub(crate) fn fuzz(args: &[String], campaign: bool) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// "120577 runs in 331 s, coverage 635": libFuzzer's final line and last coverage figure.
+fn summary(log: &str) -> String {
+    let done = log
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("Done "))
+        .map(|d| d.replace(" second(s)", " s"));
+    let cov = log
+        .lines()
+        .rev()
+        .find_map(|l| l.split_once(" cov: ").map(|(_, r)| r))
+        .and_then(|r| r.split_whitespace().next());
+    match (done, cov) {
+        (Some(d), Some(c)) => format!("{d}, coverage {c}"),
+        (Some(d), None) => d,
+        _ => "did not finish (see its log)".to_string(),
+    }
 }
 
 /// `cargo fuzz SUB --fuzz-dir analyzer/fuzz`, on the stable toolchain.
