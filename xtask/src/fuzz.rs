@@ -85,6 +85,8 @@ pub(crate) fn fuzz(args: &[String], campaign: bool) -> Result<()> {
         let corpus = fuzz_dir().join("corpus").join(t);
         let artifacts = fuzz_dir().join("artifacts").join(t);
         std::fs::create_dir_all(&artifacts)?;
+        // A target whose seeds were all filtered out still runs, from nothing.
+        std::fs::create_dir_all(&corpus)?;
         // libFuzzer's progress goes to a log per target (thousands of lines a run);
         // the terminal gets one line per target, and the log's tail on a finding.
         let log = fuzz_dir().join("logs").join(format!("{t}.log"));
@@ -311,7 +313,7 @@ fn python_literals(bytes: &[u8]) -> Vec<&[u8]> {
     bytes
         .split(|&b| b == b'\n')
         .filter_map(|line| {
-            let at = line.windows(2).position(|w| w == b": {")?;
+            let at = line.windows(3).position(|w| w == b": {")?;
             Some(&line[at + 2..])
         })
         .take(20)
