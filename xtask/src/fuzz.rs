@@ -111,7 +111,11 @@ pub(crate) fn fuzz(args: &[String], campaign: bool) -> Result<()> {
             for l in tail.iter().rev() {
                 eprintln!("     {l}");
             }
-            found.push(format!("{t}: see {} and {}", artifacts.display(), log.display()));
+            found.push(format!(
+                "{t}: see {} and {}",
+                artifacts.display(),
+                log.display()
+            ));
         }
     }
     eprintln!(
