@@ -392,6 +392,14 @@ fn implausible_values(p: &Parsed) -> Vec<Implausible> {
     }
     if let Some(Ok(b)) = &p.bench {
         all.extend(b.implausible.iter().cloned());
+        all.extend(
+            b.requests
+                .iter()
+                .flat_map(|q| q.implausible.iter().cloned()),
+        );
+    }
+    if let Some(Ok(g)) = &p.gpu {
+        all.extend(g.implausible.iter().cloned());
     }
     all
 }

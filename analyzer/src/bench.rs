@@ -30,27 +30,37 @@ pub struct BenchResult {
 
 /// Per-request figures in the client's order (`vllm bench serve --save-detailed`:
 /// `ttfts`, `start_times`, `latencies`, `errors`), in seconds. An entry is none for a
-/// failed request or one that is not a number.
+/// failed request, one that is not a number, or one the plausibility gate refused.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Requests {
     pub ttft_s: Vec<Option<f64>>,
     /// Client clock at each request's start (an arbitrary zero), when saved.
     pub start_s: Option<Vec<Option<f64>>>,
     pub latency_s: Option<Vec<Option<f64>>>,
+    /// Values the gate refused, each named by its array and index (`ttfts[3]`).
+    pub implausible: Vec<Implausible>,
+}
+
+/// The keys other modules name: the counts T17 derives a prompt length from, and the
+/// per-request arrays.
+pub mod key {
+    pub const COMPLETED: &str = "completed";
+    pub const TOTAL_INPUT_TOKENS: &str = "total_input_tokens";
+    pub const DURATION: &str = "duration";
+    pub const TTFTS: &str = "ttfts";
+    pub const START_TIMES: &str = "start_times";
+    pub const LATENCIES: &str = "latencies";
+    pub const ERRORS: &str = "errors";
 }
 
 impl Requests {
-    /// From a result object: none without a `ttfts` array.
-    fn from_json(v: &Json) -> Option<Requests> {
-        let numbers = |k: &str| -> Option<Vec<Option<f64>>> {
-            v.get(k).and_then(Json::as_array).map(|a| {
-                a.iter()
-                    .map(|x| x.as_f64().filter(|f| f.is_finite()))
-                    .collect()
-            })
-        };
+    /// From a result object: none without a `ttfts` array. Times to first token and
+    /// latencies are durations; start times a client clock with an arbitrary zero
+    /// (`Quantity::ClientClock`). A failed request's figures are never read, so they are
+    /// not gated.
+    fn from_json(v: &Json, at: (&str, Option<usize>)) -> Option<Requests> {
         let failed: Vec<bool> = v
-            .get("errors")
+            .get(key::ERRORS)
             .and_then(Json::as_array)
             .map(|a| {
                 a.iter()
@@ -58,16 +68,43 @@ impl Requests {
                     .collect()
             })
             .unwrap_or_default();
+        let is_failed = |i: usize| failed.get(i).copied().unwrap_or(false);
+        let mut found = Vec::new();
+        let mut numbers = |k: &str, q: Quantity| -> Option<Vec<Option<f64>>> {
+            let a = v.get(k).and_then(Json::as_array)?;
+            Some(
+                a.iter()
+                    .enumerate()
+                    .map(|(i, x)| {
+                        let x = x.as_f64()?;
+                        if is_failed(i) {
+                            return x.is_finite().then_some(x);
+                        }
+                        match plausible::check(q, x) {
+                            Ok(()) => Some(x),
+                            Err(why) => {
+                                let field = format!("{k}[{i}]");
+                                found.push(Implausible::new(at.0, at.1, &field, x, why));
+                                None
+                            }
+                        }
+                    })
+                    .collect(),
+            )
+        };
         // A failed request's time to first token is written as 0: not a time.
-        let ttft_s = numbers("ttfts")?
+        let ttft_s = numbers(key::TTFTS, Quantity::Seconds)?
             .into_iter()
             .enumerate()
-            .map(|(i, t)| t.filter(|&x| x > 0.0 && !failed.get(i).copied().unwrap_or(false)))
+            .map(|(i, t)| t.filter(|&x| x > 0.0 && !is_failed(i)))
             .collect();
+        let start_s = numbers(key::START_TIMES, Quantity::ClientClock);
+        let latency_s = numbers(key::LATENCIES, Quantity::Seconds);
         Some(Requests {
             ttft_s,
-            start_s: numbers("start_times"),
-            latency_s: numbers("latencies"),
+            start_s,
+            latency_s,
+            implausible: found,
         })
     }
 }
@@ -118,12 +155,12 @@ impl BenchResult {
         };
         let float = |k: &str| gated(k, Quantity::Measure);
         let mut r = BenchResult {
-            completed: int("completed"),
+            completed: int(key::COMPLETED),
             failed: int("failed"),
             total_output_tokens: int("total_output_tokens"),
-            total_input_tokens: int("total_input_tokens"),
+            total_input_tokens: int(key::TOTAL_INPUT_TOKENS),
             max_concurrency: int("max_concurrency"),
-            duration: gated("duration", Quantity::Seconds),
+            duration: gated(key::DURATION, Quantity::Seconds),
             output_throughput: float("output_throughput"),
             mean_ttft_ms: float("mean_ttft_ms"),
             median_ttft_ms: float("median_ttft_ms"),
@@ -131,7 +168,7 @@ impl BenchResult {
             mean_tpot_ms: float("mean_tpot_ms"),
             num_prompts: int("num_prompts"),
             backend: v.get("backend").and_then(Json::as_str).map(str::to_string),
-            requests: Requests::from_json(v),
+            requests: Requests::from_json(v, at),
             implausible: Vec::new(),
         };
         r.implausible = found.into_inner();
@@ -235,6 +272,32 @@ mod tests {
         assert_eq!(q.latency_s.unwrap().len(), 4);
         let r = BenchResult::read("b", br#"{"completed": 2}"#).unwrap();
         assert!(r.requests.is_none());
+    }
+
+    #[test]
+    fn implausible_per_request_times_are_refused_and_named() {
+        let text = "{\"completed\": 1}\n{\"completed\": 4, \"ttfts\": [0.5, NaN, -0.1, 1e308], \"errors\": [\"\", \"\", \"boom\", \"\"], \"start_times\": [10.0, -3.0, 10.2, 9.3e18], \"latencies\": [1.0, 2.0, Infinity, 1.5]}\n";
+        let r = BenchResult::read("run/bench.jsonl", text.as_bytes()).unwrap();
+        let q = r.requests.unwrap();
+        assert_eq!(q.ttft_s, vec![Some(0.5), None, None, None]);
+        assert_eq!(q.start_s.unwrap(), vec![Some(10.0), None, Some(10.2), None]);
+        // The failed request's infinite latency is never read, so not refused.
+        assert_eq!(
+            q.latency_s.unwrap(),
+            vec![Some(1.0), Some(2.0), None, Some(1.5)]
+        );
+        let shown: Vec<String> = q.implausible.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "run/bench.jsonl:2: ttfts[1] = NaN is not a number",
+                "run/bench.jsonl:2: ttfts[3] = 1e308 is longer than a year",
+                "run/bench.jsonl:2: start_times[1] = -3 is negative where the quantity cannot be",
+                "run/bench.jsonl:2: start_times[3] = 9.3e18 is past any monotonic clock (146 years)",
+            ]
+        );
+        // The counts' own refusals stay apart: T15 does not read per-request times.
+        assert!(r.implausible.is_empty());
     }
 
     #[test]

@@ -1,10 +1,14 @@
 //! Reads the GPU samples (`docs::gpu`): the header and one row per card per sample, in
 //! one pass. Like the series, a damaged line is skipped and counted, never fatal; a file
-//! with neither a header nor a row is an input error naming the file.
+//! with neither a header nor a row is an input error naming the file. Every number goes
+//! through the plausibility gate (`plausible`): a refused value is recorded with its line
+//! and left out (a row whose `t_wall` is refused is dropped).
 
-use crate::docs::gpu::{GpuCard, GpuHeader, GpuRow};
+use crate::docs::gpu::{key, GpuCard, GpuHeader, GpuRow};
 use crate::docs::SCHEMA_KEY;
 use crate::input::InputError;
+use crate::json;
+use crate::plausible::{self, Implausible, Quantity};
 use crate::text::decode_lossy;
 
 /// A whole GPU samples file.
@@ -15,6 +19,64 @@ pub struct GpuSamples {
     /// Lines skipped as unreadable, and the 1-based line of the first.
     pub skipped: usize,
     pub first_skipped_line: Option<usize>,
+    /// Values the plausibility gate refused, each absent from its header or row.
+    pub implausible: Vec<Implausible>,
+}
+
+/// One row: serde_json first (the recorder writes standard JSON), else the lenient
+/// reader, so a hand-edited `NaN` or a stamp past i64 reaches the gate and is named
+/// rather than skipped.
+fn read_row(line: &str) -> Option<GpuRow> {
+    serde_json::from_str::<GpuRow>(line)
+        .ok()
+        .or_else(|| json::from_json(&json::parse(line).ok()?).ok())
+}
+
+/// The header through the gate: refused numbers become absent.
+fn gate_header(
+    mut h: GpuHeader,
+    at: (&str, Option<usize>),
+    out: &mut Vec<Implausible>,
+) -> GpuHeader {
+    h.interval_s = plausible::keep(Quantity::Seconds, h.interval_s, at, key::INTERVAL_S, out);
+    for c in &mut h.gpus {
+        c.max_sm_clock_mhz = plausible::keep(
+            Quantity::ClockMhz,
+            c.max_sm_clock_mhz,
+            at,
+            key::MAX_SM_CLOCK_MHZ,
+            out,
+        );
+        c.power_limit_w = plausible::keep(
+            Quantity::PowerW,
+            c.power_limit_w,
+            at,
+            key::POWER_LIMIT_W,
+            out,
+        );
+    }
+    h
+}
+
+/// A row through the gate: refused values become absent; a refused `t_wall` (the one
+/// required key) drops the row.
+fn gate_row(
+    mut r: GpuRow,
+    at: (&str, Option<usize>),
+    out: &mut Vec<Implausible>,
+) -> Option<GpuRow> {
+    if !plausible::gate(Quantity::WallClock, r.t_wall, at, key::T_WALL, out) {
+        return None;
+    }
+    r.t_mono_ns = r
+        .t_mono_ns
+        .filter(|&n| plausible::gate(Quantity::MonoNs, n as f64, at, key::T_MONO_NS, out));
+    let mut keep = |q, v, field| plausible::keep(q, v, at, field, out);
+    r.sm_clock_mhz = keep(Quantity::ClockMhz, r.sm_clock_mhz, key::SM_CLOCK_MHZ);
+    r.power_w = keep(Quantity::PowerW, r.power_w, key::POWER_W);
+    r.temp_c = keep(Quantity::TempC, r.temp_c, key::TEMP_C);
+    r.util_pct = keep(Quantity::Percent, r.util_pct, key::UTIL_PCT);
+    Some(r)
 }
 
 impl GpuSamples {
@@ -27,16 +89,15 @@ impl GpuSamples {
             if line.is_empty() {
                 continue;
             }
+            let at = (file, Some(i + 1));
             let parsed = if line.contains(&schema_key) {
                 crate::docs::read_text::<GpuHeader>(file, line)
                     .ok()
-                    .map(|h| out.header = Some(h))
+                    .map(|h| out.header = Some(gate_header(h, at, &mut out.implausible)))
             } else {
-                // Only the recorder writes this file: standard JSON, one object a line.
-                serde_json::from_str::<GpuRow>(line)
-                    .ok()
-                    .filter(|r| r.t_wall.is_finite())
-                    .map(|r| out.rows.push(r))
+                read_row(line).map(|r| {
+                    out.rows.extend(gate_row(r, at, &mut out.implausible));
+                })
             };
             if parsed.is_none() {
                 out.skipped += 1;
@@ -119,6 +180,40 @@ mod tests {
         assert_eq!(cards, vec![0, 1]);
         assert_eq!(g.rows_of(0).count(), 1);
         assert_eq!(g.skip_note("g").unwrap(), "g:3: 2 lines skipped");
+    }
+
+    #[test]
+    fn implausible_readings_are_refused_named_and_left_out() {
+        let text = "{\"schema\": \"inferlint.gpu/1\", \"interval_s\": 0.25, \"gpus\": [{\"index\": 0, \"name\": \"A\", \"max_sm_clock_mhz\": 1e308, \"power_limit_w\": -1}]}\n\
+            {\"t_wall\": 1.0, \"t_mono_ns\": 9223372036854775808, \"gpu\": 0, \"sm_clock_mhz\": 50000.0, \"power_w\": NaN, \"temp_c\": 400, \"util_pct\": 101}\n\
+            {\"t_wall\": NaN, \"gpu\": 0, \"sm_clock_mhz\": 1900.0}\n\
+            {\"t_wall\": 1.5, \"t_mono_ns\": 10, \"gpu\": 0, \"sm_clock_mhz\": 1900.0, \"power_w\": 300.0, \"temp_c\": 60, \"util_pct\": 97}\n";
+        let g = GpuSamples::read("run/gpu.samples.jsonl", text.as_bytes()).unwrap();
+        assert_eq!(g.skipped, 0);
+        let card = &g.header.as_ref().unwrap().gpus[0];
+        assert_eq!((card.max_sm_clock_mhz, card.power_limit_w), (None, None));
+        // The NaN-stamped row is dropped; the first row keeps only its wall clock.
+        assert_eq!(g.rows.len(), 2);
+        let r = &g.rows[0];
+        assert_eq!(
+            (r.t_mono_ns, r.sm_clock_mhz, r.power_w, r.temp_c, r.util_pct),
+            (None, None, None, None, None)
+        );
+        assert_eq!(g.rows[1].sm_clock_mhz, Some(1900.0));
+        let shown: Vec<String> = g.implausible.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "run/gpu.samples.jsonl:1: max_sm_clock_mhz = 1e308 is above 10,000 MHz, faster than any GPU clock",
+                "run/gpu.samples.jsonl:1: power_limit_w = -1 is negative where the quantity cannot be",
+                "run/gpu.samples.jsonl:2: t_mono_ns = 9.223372036854776e18 is past any monotonic clock (146 years)",
+                "run/gpu.samples.jsonl:2: sm_clock_mhz = 50000 is above 10,000 MHz, faster than any GPU clock",
+                "run/gpu.samples.jsonl:2: power_w = NaN is not a number",
+                "run/gpu.samples.jsonl:2: temp_c = 400 is not a temperature a working card has (-40 to 150 °C)",
+                "run/gpu.samples.jsonl:2: util_pct = 101 is above 100%",
+                "run/gpu.samples.jsonl:3: t_wall = NaN is not a number",
+            ]
+        );
     }
 
     #[test]

@@ -29,6 +29,24 @@ pub const MAX_MONO_NS: f64 = 4_611_686_018_427_387_904.0;
 /// A duration longer than a year is damage (a 7-day recording is the longest foreseen).
 pub const MAX_SECONDS: f64 = 365.0 * 86_400.0;
 
+/// A client's own clock in seconds (`vllm bench serve`'s `start_times` are Python's
+/// `perf_counter`, seconds since boot; another client may use Unix time): 2^62 ns,
+/// the monotonic bound, covers both (Unix time reaches it in 2116).
+pub const MAX_CLIENT_CLOCK_S: f64 = MAX_MONO_NS / 1e9;
+
+/// 10 GHz: today's fastest GPU boosts its SM clock to about 3.1 GHz, so a clock past
+/// this is damage. A clock is also above zero: a card that answers is clocking.
+pub const MAX_CLOCK_MHZ: f64 = 10_000.0;
+
+/// 10 kW: the largest GPU module draws about 1.2 kW (a two-GPU superchip 2.7 kW), so a
+/// card's power past this is damage.
+pub const MAX_POWER_W: f64 = 10_000.0;
+
+/// A card's temperature in °C: -40 °C is the coldest any electronics is rated to run
+/// at, and past 150 °C silicon has long shut down (GPUs slow down near 90 °C and stop
+/// near 105 °C).
+pub const TEMP_RANGE_C: (f64, f64) = (-40.0, 150.0);
+
 /// What a parsed number stands for, and so which values it can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Quantity {
@@ -51,6 +69,17 @@ pub enum Quantity {
     /// Another measurement that cannot be negative (a rate, milliseconds): finite, in
     /// [0, 2^53].
     Measure,
+    /// A client's clock in seconds, its zero arbitrary: finite, in
+    /// [0, [`MAX_CLIENT_CLOCK_S`]].
+    ClientClock,
+    /// A GPU clock in MHz: finite, above 0, at most [`MAX_CLOCK_MHZ`].
+    ClockMhz,
+    /// A GPU's power draw or limit in watts: finite, in [0, [`MAX_POWER_W`]].
+    PowerW,
+    /// A GPU's temperature in °C: finite, within [`TEMP_RANGE_C`].
+    TempC,
+    /// A utilization in percent: finite, in [0, 100].
+    Percent,
 }
 
 /// Why a value was refused (said after the value: "kv_usage = 2.5 is above 1").
@@ -69,6 +98,16 @@ pub enum Why {
     NotATime,
     /// Past 2^62 ns: no monotonic clock has run 146 years.
     NotAClock,
+    /// Zero or below where the quantity is above zero (a running clock).
+    NotPositive,
+    /// Past [`MAX_CLOCK_MHZ`].
+    TooFast,
+    /// Past [`MAX_POWER_W`].
+    TooMuchPower,
+    /// Outside [`TEMP_RANGE_C`].
+    NotATemperature,
+    /// A percentage above 100.
+    AboveHundred,
 }
 
 impl fmt::Display for Why {
@@ -87,6 +126,13 @@ impl fmt::Display for Why {
             Why::TooLong => f.write_str("is longer than a year"),
             Why::NotATime => f.write_str("is not a Unix time between 1970 and 2286"),
             Why::NotAClock => f.write_str("is past any monotonic clock (146 years)"),
+            Why::NotPositive => f.write_str("is not above zero, but a working card's clock is"),
+            Why::TooFast => f.write_str("is above 10,000 MHz, faster than any GPU clock"),
+            Why::TooMuchPower => f.write_str("is above 10,000 W, more than any GPU draws"),
+            Why::NotATemperature => {
+                f.write_str("is not a temperature a working card has (-40 to 150 °C)")
+            }
+            Why::AboveHundred => f.write_str("is above 100%"),
         }
     }
 }
@@ -99,23 +145,33 @@ pub fn check(q: Quantity, v: f64) -> Result<(), Why> {
     if v.is_infinite() {
         return Err(Why::Infinite);
     }
-    let (max, too_big) = match q {
-        Quantity::Counter | Quantity::Count | Quantity::Measure => (MAX_EXACT, Why::PastExact),
-        Quantity::Requests => (MAX_REQUESTS, Why::TooManyRequests),
-        Quantity::KvFraction => (1.0 + KV_SLACK, Why::AboveOne),
-        Quantity::Seconds => (MAX_SECONDS, Why::TooLong),
-        Quantity::WallClock => (MAX_WALL_S, Why::NotATime),
-        Quantity::MonoNs => (MAX_MONO_NS, Why::NotAClock),
+    use Quantity as Q;
+    let (min, max, below, above) = match q {
+        Q::Counter | Q::Count | Q::Measure => (0.0, MAX_EXACT, Why::Negative, Why::PastExact),
+        Q::Requests => (0.0, MAX_REQUESTS, Why::Negative, Why::TooManyRequests),
+        Q::KvFraction => (0.0, 1.0 + KV_SLACK, Why::Negative, Why::AboveOne),
+        Q::Seconds => (0.0, MAX_SECONDS, Why::Negative, Why::TooLong),
+        Q::WallClock => (0.0, MAX_WALL_S, Why::NotATime, Why::NotATime),
+        Q::MonoNs => (0.0, MAX_MONO_NS, Why::Negative, Why::NotAClock),
+        Q::ClientClock => (0.0, MAX_CLIENT_CLOCK_S, Why::Negative, Why::NotAClock),
+        Q::ClockMhz => (0.0, MAX_CLOCK_MHZ, Why::Negative, Why::TooFast),
+        Q::PowerW => (0.0, MAX_POWER_W, Why::Negative, Why::TooMuchPower),
+        Q::TempC => (
+            TEMP_RANGE_C.0,
+            TEMP_RANGE_C.1,
+            Why::NotATemperature,
+            Why::NotATemperature,
+        ),
+        Q::Percent => (0.0, 100.0, Why::Negative, Why::AboveHundred),
     };
-    if v < 0.0 {
-        return Err(if q == Quantity::WallClock {
-            Why::NotATime
-        } else {
-            Why::Negative
-        });
+    if v < min {
+        return Err(below);
+    }
+    if v == 0.0 && q == Q::ClockMhz {
+        return Err(Why::NotPositive);
     }
     if v > max {
-        return Err(too_big);
+        return Err(above);
     }
     Ok(())
 }
@@ -228,12 +284,33 @@ mod tests {
     fn each_quantity_has_its_range() {
         use Quantity::*;
         for q in [
-            Counter, Requests, KvFraction, Seconds, WallClock, MonoNs, Count, Measure,
+            Counter,
+            Requests,
+            KvFraction,
+            Seconds,
+            WallClock,
+            MonoNs,
+            Count,
+            Measure,
+            ClientClock,
+            ClockMhz,
+            PowerW,
+            TempC,
+            Percent,
         ] {
-            assert_eq!(check(q, 0.0), Ok(()), "{q:?}");
+            let zero = if q == ClockMhz {
+                Err(Why::NotPositive)
+            } else {
+                Ok(())
+            };
+            assert_eq!(check(q, 0.0), zero, "{q:?}");
             assert_eq!(check(q, f64::NAN), Err(Why::NotANumber), "{q:?}");
             assert_eq!(check(q, f64::INFINITY), Err(Why::Infinite), "{q:?}");
-            assert!(check(q, -5.0).is_err(), "{q:?}");
+            assert!(check(q, 1e308).is_err(), "{q:?}");
+            assert!(check(q, -50.0).is_err(), "{q:?}");
+            if q != TempC {
+                assert!(check(q, -5.0).is_err(), "{q:?}");
+            }
         }
         assert_eq!(check(KvFraction, 1.0 + 5e-10), Ok(()));
         assert_eq!(check(KvFraction, 1e308), Err(Why::AboveOne));
@@ -249,6 +326,31 @@ mod tests {
         assert_eq!(check(Seconds, 4e7), Err(Why::TooLong));
         assert_eq!(check(MonoNs, i64::MAX as f64), Err(Why::NotAClock));
         assert_eq!(check(MonoNs, 3e15), Ok(()));
+    }
+
+    #[test]
+    fn gpu_readings_and_client_clocks_have_their_ranges() {
+        use Quantity::*;
+        assert_eq!(check(ClockMhz, 3105.0), Ok(()));
+        assert_eq!(check(ClockMhz, 210.0), Ok(()));
+        assert_eq!(check(ClockMhz, -1.0), Err(Why::Negative));
+        assert_eq!(check(ClockMhz, 1e6), Err(Why::TooFast));
+        assert_eq!(check(PowerW, 449.6), Ok(()));
+        assert_eq!(check(PowerW, 2e4), Err(Why::TooMuchPower));
+        assert_eq!(check(TempC, 88.0), Ok(()));
+        assert_eq!(check(TempC, -5.0), Ok(()));
+        assert_eq!(check(TempC, -41.0), Err(Why::NotATemperature));
+        assert_eq!(check(TempC, 151.0), Err(Why::NotATemperature));
+        assert_eq!(check(Percent, 100.0), Ok(()));
+        assert_eq!(check(Percent, 100.5), Err(Why::AboveHundred));
+        // perf_counter seconds since boot, and Unix seconds, are both client clocks.
+        assert_eq!(check(ClientClock, 12_345.6), Ok(()));
+        assert_eq!(check(ClientClock, 1.79e9), Ok(()));
+        assert_eq!(check(ClientClock, 9.3e18), Err(Why::NotAClock));
+        assert_eq!(
+            Implausible::new("g", Some(3), "sm_clock_mhz", 1e6, Why::TooFast).to_string(),
+            "g:3: sm_clock_mhz = 1000000 is above 10,000 MHz, faster than any GPU clock"
+        );
     }
 
     #[test]

@@ -184,6 +184,8 @@ pub mod column {
     pub const GENERATION_TOKENS: &str = Row::COLUMNS[7];
     pub const PROMPT_TOKENS: &str = Row::COLUMNS[8];
     pub const PAUSED: &str = Row::COLUMNS[9];
+    pub const PREFIX_CACHE_HITS: &str = Row::COLUMNS[10];
+    pub const PREFIX_CACHE_QUERIES: &str = Row::COLUMNS[11];
 }
 
 /// A row through the plausibility gate: refused values become absent and are recorded;
@@ -205,6 +207,12 @@ fn gate_row(mut r: Row, at: (&str, Option<usize>), out: &mut Vec<Implausible>) -
     r.generation_tokens = keep(Quantity::Counter, r.generation_tokens, c::GENERATION_TOKENS);
     r.prompt_tokens = keep(Quantity::Counter, r.prompt_tokens, c::PROMPT_TOKENS);
     r.paused = keep(Quantity::Requests, r.paused, c::PAUSED);
+    r.prefix_cache_hits = keep(Quantity::Counter, r.prefix_cache_hits, c::PREFIX_CACHE_HITS);
+    r.prefix_cache_queries = keep(
+        Quantity::Counter,
+        r.prefix_cache_queries,
+        c::PREFIX_CACHE_QUERIES,
+    );
     Some(r)
 }
 
@@ -515,6 +523,8 @@ mod tests {
                 column::GENERATION_TOKENS,
                 column::PROMPT_TOKENS,
                 column::PAUSED,
+                column::PREFIX_CACHE_HITS,
+                column::PREFIX_CACHE_QUERIES,
             ],
             [
                 "t_wall",
@@ -527,6 +537,32 @@ mod tests {
                 "generation_tokens",
                 "prompt_tokens",
                 "paused",
+                "prefix_cache_hits",
+                "prefix_cache_queries",
+            ]
+        );
+    }
+
+    #[test]
+    fn prefix_cache_columns_are_gated_as_counters() {
+        let t = b"{\"t_wall\": 1.0, \"prefix_cache_hits\": NaN, \"prefix_cache_queries\": 100.0}\n\
+            {\"t_wall\": 2.0, \"prefix_cache_hits\": 50.0, \"prefix_cache_queries\": 9223372036854775808}\n";
+        let s = Series::read("run/run.series.jsonl", t).unwrap();
+        assert_eq!(s.rows.len(), 2);
+        assert_eq!(
+            (s.rows[0].prefix_cache_hits, s.rows[0].prefix_cache_queries),
+            (None, Some(100.0))
+        );
+        assert_eq!(
+            (s.rows[1].prefix_cache_hits, s.rows[1].prefix_cache_queries),
+            (Some(50.0), None)
+        );
+        let shown: Vec<String> = s.implausible.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "run/run.series.jsonl:1: prefix_cache_hits = NaN is not a number",
+                "run/run.series.jsonl:2: prefix_cache_queries = 9.223372036854776e18 is past 2^53, beyond what inferlint can count exactly",
             ]
         );
     }

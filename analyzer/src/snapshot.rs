@@ -136,6 +136,16 @@ pub fn quantity_of(name: &str) -> Option<Quantity> {
         if counters.contains(&Some(name)) {
             return Some(Quantity::Counter);
         }
+        // T17's prefix-cache counters, in prompt tokens.
+        let prefix = e.prefix_cache();
+        if prefix
+            .hits
+            .iter()
+            .chain(prefix.queries)
+            .any(|(n, _)| *n == name)
+        {
+            return Some(Quantity::Counter);
+        }
         for base in [m.e2e_latency, m.ttft, m.queue_time] {
             if name
                 .strip_prefix(base)
@@ -187,6 +197,26 @@ mod tests {
         assert_eq!(s.t_mono_ns, None);
         let fields: Vec<&str> = s.implausible.iter().map(|i| i.field.as_str()).collect();
         assert_eq!(fields, ["t_wall", "t_mono_ns", "sglang:token_usage"]);
+    }
+
+    #[test]
+    fn every_engines_prefix_cache_counters_are_counters() {
+        for e in Engine::ALL {
+            let p = e.prefix_cache();
+            for (name, _) in p.hits.iter().chain(p.queries) {
+                assert_eq!(quantity_of(name), Some(Quantity::Counter), "{name}");
+            }
+        }
+        let s = Snapshot::read(
+            "run/after.prom",
+            b"sglang:prefill_effective_tokens_total{mode=\"input\"} 10\nsglang:prefill_effective_tokens_total{mode=\"device_hit\"} -3\n",
+        )
+        .unwrap();
+        assert_eq!(s.metrics.samples.len(), 1);
+        assert_eq!(
+            s.implausible[0].to_string(),
+            "run/after.prom:2: sglang:prefill_effective_tokens_total = -3 is negative where the quantity cannot be"
+        );
     }
 
     #[test]

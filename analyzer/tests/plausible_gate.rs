@@ -276,3 +276,74 @@ fn a_span_longer_than_a_year_gives_no_rate() {
         message(&a, 10)
     );
 }
+
+#[test]
+fn a_nan_prefix_cache_counter_is_not_a_pass() {
+    // The plain vLLM run passes T17; a NaN hits counter would give a NaN share.
+    let (sample, bad) = nan_sample(
+        "vllm",
+        "after.snapshot.json",
+        "vllm:prefix_cache_hits_total",
+    );
+    assert_gated("vllm", 17, "after.snapshot.json", &sample, &bad, "NaN");
+    let (sample, bad) = nan_sample(
+        "vllm",
+        "before.snapshot.json",
+        "vllm:prefix_cache_queries_total",
+    );
+    assert_gated("vllm", 17, "before.snapshot.json", &sample, &bad, "NaN");
+}
+
+#[test]
+fn an_impossible_gpu_reading_gives_no_throttle_verdict() {
+    for (from, to, shown) in [
+        (
+            "\"sm_clock_mhz\": 1395.0",
+            "\"sm_clock_mhz\": 1e308",
+            "1e308",
+        ),
+        ("\"util_pct\": 97.0", "\"util_pct\": NaN", "NaN"),
+        ("\"temp_c\": 71.0", "\"temp_c\": -300.0", "-300"),
+        (
+            "\"power_w\": 441.3",
+            "\"power_w\": 9223372036854775808",
+            "9.223372036854776e18",
+        ),
+        (
+            "\"max_sm_clock_mhz\": 3105.0",
+            "\"max_sm_clock_mhz\": 0.0",
+            "0",
+        ),
+    ] {
+        assert_gated("vllm-t16-t18", 16, "gpu.samples.jsonl", from, to, shown);
+    }
+}
+
+#[test]
+fn an_implausible_time_to_first_token_gives_no_warm_up_verdict() {
+    // The result is one JSON object: a refusal names the file (its keys have no line).
+    for (to, shown) in [("NaN", "NaN"), ("-1.0", "-1"), ("1e308", "1e308")] {
+        assert_gated(
+            "vllm-t16-t18",
+            18,
+            "bench.json",
+            "\"ttfts\":[0.5353598,",
+            &format!("\"ttfts\":[{to},"),
+            shown,
+        );
+    }
+    let a = {
+        let mut files = run_files("vllm-t16-t18");
+        mutate(
+            &mut files,
+            "bench.json",
+            "\"start_times\":[0.000098665,",
+            "\"start_times\":[-5.0,",
+        );
+        analyze_files(&files)
+    };
+    assert_eq!(status(&a, 18), Status::Unknown, "{}", message(&a, 18));
+    assert!(message(&a, 18).contains("start_times[0] = -5 "));
+    // T15 does not read per-request times: its verdict stands.
+    assert_ne!(status(&a, 15), Status::Unknown, "{}", message(&a, 15));
+}

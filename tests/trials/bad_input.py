@@ -6,7 +6,7 @@ shared trial's rule (no panic, no signal, a message on exit 2), every case check
 nothing outside the run folder was touched and that no earlier output was lost.
 
 usage: tests/trials/bad_input.py PATH/TO/inferlint PATH/TO/inferlint-recorder FIXTURES
-  FIXTURES: the project's fixtures/recorded (vllm/, sglang/, trtllm/)
+  FIXTURES: the project's fixtures/recorded (vllm/, sglang/, trtllm/, vllm-t16-t18/)
 """
 import json, os, resource, shutil, signal, socket, subprocess, sys, tempfile, time
 
@@ -383,6 +383,47 @@ def _():
     code, doc, err = analyze_json(run)
     not_pass(doc, "T15", "completed = 9.223372036854776e18")
     expect("9,223,372,036,854,775,80" not in json.dumps(doc), "the saturated integer is shown")
+
+
+def line_of(path, needle):
+    """The 1-based line of the first occurrence of `needle` in a file."""
+    with open(path, encoding="utf-8") as f:
+        return next(i for i, l in enumerate(f, 1) if needle in l)
+
+
+@case("a NaN prefix-cache counter: T17 can't tell (not PASS on a NaN share)")
+def _():
+    base, run = fresh()
+    p = os.path.join(run, "after.snapshot.json")
+    sample = snapshot_sample(p, "vllm:prefix_cache_hits_total")
+    replace_in(p, sample, sample.rsplit(" ", 1)[0] + " NaN")
+    code, doc, err = analyze_json(run)
+    not_pass(doc, "T17", "vllm:prefix_cache_hits_total = NaN")
+    expect("nan%" not in json.dumps(doc).lower(), "a NaN share is shown")
+
+
+@case("an impossible GPU clock (1e308 MHz): T16 can't tell, naming the file and line")
+def _():
+    base, run = fresh("vllm-t16-t18")
+    p = os.path.join(run, "gpu.samples.jsonl")
+    line = line_of(p, '"sm_clock_mhz": 1395.0')
+    replace_in(p, '"sm_clock_mhz": 1395.0', '"sm_clock_mhz": 1e308')
+    code, doc, err = analyze_json(run)
+    not_pass(doc, "T16", f"gpu.samples.jsonl:{line}: sm_clock_mhz = 1e308")
+    expect(f"gpu.samples.jsonl:{line}: sm_clock_mhz = 1e308" in err, err)
+
+
+@case("a NaN time to first token: T18 can't tell (the request is not silently dropped)")
+def _():
+    base, run = fresh("vllm-t16-t18")
+    p = os.path.join(run, "bench.json")
+    text = open(p).read()
+    import re
+    text, n = re.subn(r'"ttfts":\s*\[[^,\]]*', '"ttfts":[NaN', text, count=1)
+    expect(n == 1, "no ttfts in bench.json")
+    open(p, "w").write(text)
+    code, doc, err = analyze_json(run)
+    not_pass(doc, "T18", "bench.json: ttfts[0] = NaN")
 
 
 @case("escape sequences in a boot log and a folder name never reach the terminal")

@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 
 use analyzer::analysis::{self, analyze, Options};
-use analyzer::bench::BenchResult;
+use analyzer::bench::{key, BenchResult};
 use analyzer::docs::{self, Document};
 use analyzer::engine::Engine;
 use analyzer::folder;
@@ -148,6 +148,8 @@ pub fn series(data: &[u8]) {
             (Quantity::Counter, r.preemptions),
             (Quantity::Counter, r.generation_tokens),
             (Quantity::Counter, r.prompt_tokens),
+            (Quantity::Counter, r.prefix_cache_hits),
+            (Quantity::Counter, r.prefix_cache_queries),
             (Quantity::Seconds, r.latency_s),
             (Quantity::WallClock, Some(r.t_wall)),
         ];
@@ -191,6 +193,20 @@ pub fn bench(data: &[u8]) {
     .flatten()
     {
         assert!(f.is_finite() && f >= 0.0, "{f} kept");
+    }
+    // Per-request times (T18): every kept time to first token is a plausible duration;
+    // starts and latencies are finite (a failed request's are kept ungated, never read).
+    if let Some(q) = &r.requests {
+        for t in q.ttft_s.iter().flatten() {
+            assert!(
+                plausible::check(Quantity::Seconds, *t).is_ok(),
+                "ttft {t} kept"
+            );
+        }
+        let others = [&q.start_s, &q.latency_s];
+        for v in others.into_iter().flatten().flatten().flatten() {
+            assert!(v.is_finite(), "{v} kept");
+        }
     }
 }
 
@@ -309,6 +325,10 @@ pub fn run(data: &[u8]) {
 
 /// The tripwires that read the field of a refused value.
 pub fn readers(i: &Implausible, snap_engine: Engine) -> &'static [u8] {
+    if i.file.ends_with(docs::GPU_SAMPLES) {
+        // T16 reads every number of the GPU samples.
+        return &[16];
+    }
     if i.file.ends_with(".series.jsonl") {
         return match i.field.as_str() {
             column::RUNNING => &[8, 9],
@@ -319,10 +339,26 @@ pub fn readers(i: &Implausible, snap_engine: Engine) -> &'static [u8] {
         };
     }
     if i.file.ends_with(docs::BENCH_JSON) || i.file.ends_with(docs::BENCH_JSONL) {
-        return &[15];
+        // Per-request times are named `ttfts[3]`: T18 reads them, T15 does not.
+        let array = i.field.split('[').next().unwrap_or_default();
+        let per_request = [key::TTFTS, key::START_TIMES, key::LATENCIES];
+        return if i.field.contains('[') && per_request.contains(&array) {
+            &[18]
+        } else {
+            &[15]
+        };
     }
     let m = snap_engine.metrics();
     let f = i.field.as_str();
+    let prefix = snap_engine.prefix_cache();
+    if prefix
+        .hits
+        .iter()
+        .chain(prefix.queries)
+        .any(|(n, _)| *n == f)
+    {
+        return &[17];
+    }
     if Some(f) == m.evictions {
         &[1]
     } else if f == m.generation_tokens {

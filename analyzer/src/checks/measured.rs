@@ -3,6 +3,7 @@
 //! readings, GPU samples or a load-tool result) and come after T8, in number order. A
 //! missing input makes its check "can't tell", never a pass.
 
+use crate::bench::key::{COMPLETED, DURATION, TOTAL_INPUT_TOKENS};
 use crate::bench::BenchResult;
 use crate::counters::Pair;
 use crate::engine::Engine;
@@ -10,6 +11,7 @@ use crate::gpu_samples::GpuSamples;
 use crate::input::InputError;
 use crate::inputs::RunInput;
 use crate::manifest::Manifest;
+use crate::plausible;
 use crate::series::Series;
 use crate::verdict::CheckResult;
 
@@ -57,6 +59,9 @@ pub fn run(m: &Measured<'_>) -> Vec<CheckResult> {
                 prompt_tokens: m.bench.and_then(|b| {
                     Some(b.total_input_tokens? as f64 / b.completed.filter(|&c| c > 0)? as f64)
                 }),
+                refused: m.bench.and_then(|b| {
+                    plausible::first(&b.implausible, &[TOTAL_INPUT_TOKENS, COMPLETED])
+                }),
             };
             out.push(t17_prefix_cache::check(m.snapshot_engine, pair, untimed));
         }
@@ -82,6 +87,9 @@ pub fn run(m: &Measured<'_>) -> Vec<CheckResult> {
         requests: m.bench.and_then(|b| b.requests.as_ref()),
         requested: m.requested,
         duration_s: m.bench.and_then(|b| b.duration),
+        duration_refused: m
+            .bench
+            .and_then(|b| plausible::first(&b.implausible, &[DURATION])),
         series: m.series,
         load_ended_wall: m.manifest.and_then(|mf| mf.load_ended_wall),
         log_during_load: log_during_load.as_deref(),

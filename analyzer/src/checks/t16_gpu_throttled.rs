@@ -15,7 +15,8 @@
 //!   samples in a row but less time than that, and **passes** otherwise;
 //! - **can't tell** without samples (old folders, a recorder on another box than the
 //!   server, no `nvidia-smi`), for a card without a maximum clock, without a busy sample,
-//!   or without reasons in its busy samples: never a pass by default.
+//!   or without reasons in its busy samples: never a pass by default; and when the
+//!   plausibility gate refused any number of the file (`plausible`), naming it.
 //!
 //! The run's verdict is the worst card's (fail, then warn, then can't tell, then pass).
 //! Evidence: `gpus` (one object per card: `gpu`, `name`, `samples`, `busy_s`,
@@ -299,6 +300,12 @@ pub fn without_samples() -> CheckResult {
 
 /// T16 on a run's GPU samples.
 pub fn check(samples: &GpuSamples) -> CheckResult {
+    // Every number of the file feeds the verdict or its evidence: a refused one is no
+    // pass (plausible.rs).
+    if let Some(bad) = samples.implausible.first() {
+        return CheckResult::new(16, Status::Unknown, crate::plausible::cannot_tell(bad))
+            .with("implausible", bad.to_string());
+    }
     let zero = samples
         .rows
         .first()
@@ -498,6 +505,76 @@ mod tests {
             panic!("no gpus")
         };
         assert_eq!(cards.len(), 2);
+    }
+
+    /// The samples as the recorder writes them, with `from` replaced by `to` on one line
+    /// (1-based; the header is line 1, sample k line k + 2), read back.
+    fn reread(s: &GpuSamples, line: usize, from: &str, to: &str) -> GpuSamples {
+        let mut lines = vec![crate::docs::to_line(s.header.as_ref().unwrap())];
+        lines.extend(s.rows.iter().map(GpuRow::line));
+        assert!(lines[line - 1].contains(from), "{}", lines[line - 1]);
+        lines[line - 1] = lines[line - 1].replacen(from, to, 1);
+        GpuSamples::read("run/gpu.samples.jsonl", lines.join("\n").as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn an_implausible_reading_that_would_pass_is_cant_tell_naming_it() {
+        // Two throttled samples in a row warn; with one of them unreadable they would pass.
+        let plain = run(100, 50..52);
+        assert_eq!(check(&plain).status, Status::Warn);
+        assert_eq!(check(&reread(&plain, 1, "", "")).status, Status::Warn);
+        for (value, shown) in [
+            ("1e308", "1e308"),
+            ("NaN", "NaN"),
+            ("9223372036854775808", "9.223372036854776e18"),
+        ] {
+            let mut damaged = plain.clone();
+            damaged.rows[51].sm_clock_mhz = value.parse().ok();
+            // Taken as written (no gate), the reading hides the episode: a pass.
+            assert_eq!(check(&damaged).status, Status::Pass, "{value}");
+            let clock = "\"sm_clock_mhz\": 1395.0";
+            let bad = format!("\"sm_clock_mhz\": {value}");
+            let r = check(&reread(&plain, 53, clock, &bad));
+            assert_eq!(r.status, Status::Unknown, "{value}: {}", r.message);
+            assert!(
+                r.message.starts_with(&format!(
+                    "can't tell from an implausible value: run/gpu.samples.jsonl:53: \
+                     sm_clock_mhz = {shown} "
+                )),
+                "{}",
+                r.message
+            );
+            assert_eq!(
+                r.evidence("implausible"),
+                Some(&Json::from(r.message.trim_start_matches(
+                    "can't tell from an implausible value: "
+                )))
+            );
+        }
+        // A NaN or negative utilization would leave the episode out of the busy time.
+        for (value, shown) in [("NaN", "NaN"), ("-98.0", "-98")] {
+            let mut damaged = plain.clone();
+            damaged.rows[51].util_pct = value.parse().ok();
+            assert_eq!(check(&damaged).status, Status::Pass, "{value}");
+            let bad = format!("\"util_pct\": {value}");
+            let r = check(&reread(&plain, 53, "\"util_pct\": 98.0", &bad));
+            assert_eq!(r.status, Status::Unknown, "{}", r.message);
+            assert!(
+                r.message
+                    .contains(&format!("run/gpu.samples.jsonl:53: util_pct = {shown} ")),
+                "{}",
+                r.message
+            );
+        }
+        // A clock maximum of 2^63 in the header.
+        let r = check(&reread(&plain, 1, "3105.0", "9223372036854775808"));
+        assert_eq!(r.status, Status::Unknown, "{}", r.message);
+        assert!(
+            r.message
+                .contains("run/gpu.samples.jsonl:1: max_sm_clock_mhz = 9.223372036854776e18"),
+            "{}",
+            r.message
+        );
     }
 
     #[test]

@@ -10,15 +10,18 @@
 //! when the share is at least [`WARN_SHARE`], **pass** below it; **does not apply** when
 //! neither reading has any of the engine's prefix-cache counters (caching off, or a
 //! version that counts nothing), or nothing was looked up; **can't tell** when a counter
-//! is missing from one reading or the server restarted between them. Evidence: `engine`,
+//! is missing from one reading or the server restarted between them, or when the
+//! plausibility gate refused a prefix-cache counter (or, with untimed requests to leave
+//! out, the result's `total_input_tokens` or `completed`), naming it. Evidence: `engine`,
 //! `source` (the counters, in words), `hit_tokens`, `queried_tokens` (the counters'
 //! deltas), `untimed_requests`, `untimed_tokens` (each untimed request's estimated prompt
 //! tokens), `share`.
 
 use crate::counters::Pair;
-use crate::engine::{Engine, Selector};
+use crate::engine::{Engine, PrefixCache, Selector};
 use crate::json::Json;
 use crate::num::{fixed, round_dp, thousands};
+use crate::plausible::{self, Implausible};
 use crate::prom::Exposition;
 use crate::verdict::{CheckResult, Status};
 
@@ -36,20 +39,39 @@ pub fn read(metrics: &Exposition, selectors: &[Selector]) -> Option<f64> {
 
 /// The load tool's requests outside its measurement, and their mean prompt length.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Untimed {
+pub struct Untimed<'a> {
     pub requests: i64,
     /// The result's prompt tokens per completed request.
     pub prompt_tokens: Option<f64>,
+    /// A refused value among the counts the prompt length comes from
+    /// (`total_input_tokens`, `completed`).
+    pub refused: Option<&'a Implausible>,
+}
+
+/// The metric names of the engine's prefix-cache counters, each once.
+fn counter_names(names: &PrefixCache) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for (name, _) in names.hits.iter().chain(names.queries) {
+        if !out.contains(name) {
+            out.push(name);
+        }
+    }
+    out
 }
 
 /// T17 on a pair of readings of `engine`.
-pub fn check(engine: Engine, pair: &Pair<'_>, untimed: Untimed) -> CheckResult {
+pub fn check(engine: Engine, pair: &Pair<'_>, untimed: Untimed<'_>) -> CheckResult {
     let names = engine.prefix_cache();
     let base = |status, message: String| {
         CheckResult::new(17, status, message)
             .with("engine", engine.key())
             .with("source", names.source)
     };
+    // A refused counter is no reading: not "does not apply", never a pass (plausible.rs).
+    if let Some(bad) = pair.implausible(&counter_names(names)) {
+        return base(Status::Unknown, plausible::cannot_tell(bad))
+            .with("implausible", bad.to_string());
+    }
     let [hb, qb, ha, qa] = [
         read(&pair.before.metrics, names.hits),
         read(&pair.before.metrics, names.queries),
@@ -108,6 +130,11 @@ pub fn check(engine: Engine, pair: &Pair<'_>, untimed: Untimed) -> CheckResult {
     // The untimed requests repeat the first prompt: all but the first are hits.
     let per = untimed.prompt_tokens.filter(|p| p.is_finite() && *p > 0.0);
     let (mut measured_hits, mut measured_queries) = (hits, queries);
+    if let (1.., Some(bad)) = (untimed.requests, untimed.refused) {
+        r.message = plausible::cannot_tell(bad);
+        r.set("implausible", bad.to_string());
+        return r;
+    }
     if let (n @ 1.., Some(p)) = (untimed.requests, per) {
         r.set("untimed_requests", n);
         r.set("untimed_tokens", round_dp(p, 1));
@@ -257,6 +284,7 @@ mod tests {
         let untimed = Untimed {
             requests: 17,
             prompt_tokens: Some(100.0),
+            refused: None,
         };
         let r = check(Engine::Vllm, &Pair::new(&b, &a), untimed);
         assert_eq!(r.status, Status::Pass, "{}", r.message);
@@ -270,6 +298,76 @@ mod tests {
         // Counted as they are, the warm-ups would have warned.
         let r = check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default());
         assert_eq!(r.status, Status::Warn);
+    }
+
+    #[test]
+    fn an_implausible_counter_that_would_pass_is_cant_tell_naming_it() {
+        let text = |hits: &str, queries: f64| {
+            format!(
+                "# HELP vllm:prefix_cache_hits_total h\nvllm:prefix_cache_hits_total{{engine=\"0\"}} {hits}\nvllm:prefix_cache_queries_total{{engine=\"0\"}} {queries}\n"
+            )
+        };
+        let read = |file: &str, t: String| Snapshot::read(file, t.as_bytes()).unwrap();
+        let b = read("run/before.prom", text("100", 1000.0));
+        let plain = read("run/after.prom", text("500", 11000.0));
+        let r = check(Engine::Vllm, &Pair::new(&b, &plain), Untimed::default());
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
+        for (value, shown) in [
+            ("NaN", "NaN"),
+            ("-5", "-5"),
+            ("1e308", "1e308"),
+            ("9223372036854775808", "9.223372036854776e18"),
+        ] {
+            let a = read("run/after.prom", text(value, 11000.0));
+            let r = check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default());
+            assert_eq!(r.status, Status::Unknown, "{value}: {}", r.message);
+            assert_eq!(
+                r.message,
+                format!(
+                    "can't tell from an implausible value: run/after.prom:2: \
+                     vllm:prefix_cache_hits_total = {shown} {}",
+                    plausible::check(plausible::Quantity::Counter, value.parse().unwrap())
+                        .unwrap_err()
+                )
+            );
+        }
+        // Taken as written (no gate), a NaN hits counter gives a NaN share: a pass.
+        let r = check(
+            Engine::Vllm,
+            &Pair::new(&snap(&text("100", 1000.0)), &snap(&text("NaN", 11000.0))),
+            Untimed::default(),
+        );
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
+    }
+
+    #[test]
+    fn a_refused_prompt_count_is_cant_tell_only_with_untimed_requests() {
+        let (b, a) = (vllm(0.0, 0.0), vllm(1700.0, 4900.0));
+        let bad = Implausible::new(
+            "run/bench.json",
+            None,
+            "total_input_tokens",
+            f64::NAN,
+            plausible::Why::NotANumber,
+        );
+        let untimed = Untimed {
+            requests: 17,
+            prompt_tokens: None,
+            refused: Some(&bad),
+        };
+        let r = check(Engine::Vllm, &Pair::new(&b, &a), untimed);
+        assert_eq!(r.status, Status::Unknown, "{}", r.message);
+        assert!(r
+            .message
+            .ends_with("run/bench.json: total_input_tokens = NaN is not a number"));
+        let none = Untimed {
+            requests: 0,
+            ..untimed
+        };
+        assert_eq!(
+            check(Engine::Vllm, &Pair::new(&b, &a), none).status,
+            Status::Warn
+        );
     }
 
     #[test]

@@ -17,14 +17,17 @@
 //!   (`Engine::warm_up_markers`). Without per-request times they **warn**, unless the load
 //!   tool ran its own warm-up phase then (its lines could be from that: can't tell).
 //!
-//! Without either kind of evidence: **can't tell**, never a pass. Evidence: `engine`,
+//! Without either kind of evidence: **can't tell**, never a pass; and when the
+//! plausibility gate refused a per-request time (or, for a first wave that stands out,
+//! a `waiting` reading of the series or the result's `duration`), naming it. Evidence: `engine`,
 //! `first_requests`, `later_requests`, `first_ttft_s`, `later_ttft_s`, `ratio`,
 //! `excess_s`, `waiting_max`, `log_lines`, `first_log_line`.
 
 use crate::bench::Requests;
 use crate::engine::Engine;
 use crate::num::{fixed, round_dp};
-use crate::series::Series;
+use crate::plausible::{self, Implausible};
+use crate::series::{column, Series};
 use crate::verdict::{CheckResult, Status};
 
 /// The first wave's median time to first token over the rest's, from which it is flagged.
@@ -45,6 +48,8 @@ pub struct WarmUpInputs<'a> {
     pub requested: Option<i64>,
     /// The result's measured duration.
     pub duration_s: Option<f64>,
+    /// The result's duration when the plausibility gate refused it.
+    pub duration_refused: Option<&'a Implausible>,
     pub series: Option<&'a Series>,
     /// When the load command ended (the manifest).
     pub load_ended_wall: Option<f64>,
@@ -215,6 +220,13 @@ pub fn check(inputs: &WarmUpInputs<'_>) -> CheckResult {
                 _ => String::new(),
             }
         };
+    // A refused per-request time leaves its request out, which can hide a slow first
+    // wave: no verdict from the others (plausible.rs).
+    if let Some(bad) = inputs.requests.and_then(|q| q.implausible.first()) {
+        r.message = plausible::cannot_tell(bad);
+        r.set("implausible", bad.to_string());
+        return r;
+    }
     if let Some(e) = inputs.requests.and_then(|q| effect(q, inputs.requested)) {
         r.set("first_requests", e.first);
         r.set("later_requests", e.rest);
@@ -238,6 +250,15 @@ pub fn check(inputs: &WarmUpInputs<'_>) -> CheckResult {
                 fixed(RATIO, 0),
                 fixed(EXCESS_S, 2)
             );
+            return r;
+        }
+        let refused = inputs
+            .series
+            .and_then(|s| s.implausible_in(&[column::WAITING]))
+            .or(inputs.duration_refused);
+        if let Some(bad) = refused {
+            r.message = plausible::cannot_tell(bad);
+            r.set("implausible", bad.to_string());
             return r;
         }
         match waiting_around(inputs, e.span_s) {
@@ -354,6 +375,7 @@ mod tests {
             requested: Some(8),
             // The run took 8.5 s and the load ended at 1009: it began at 1000.5.
             duration_s: Some(8.5),
+            duration_refused: None,
             series: s,
             load_ended_wall: Some(1009.0),
             log_during_load: None,
@@ -439,6 +461,99 @@ mod tests {
         assert_eq!(check(&i).status, Status::Unknown);
         i.log_during_load = None;
         assert_eq!(check(&i).status, Status::Unknown);
+    }
+
+    /// The requests as `vllm bench serve --save-detailed` writes them, on the second line
+    /// of a JSON Lines result (SGLang's shape), with the first wave's times to first token
+    /// written as `first`.
+    fn result_text(q: &Requests, first: &str) -> String {
+        let list = |v: &[Option<f64>]| {
+            v.iter()
+                .map(|x| x.map_or("null".to_string(), |x| format!("{x:?}")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let ttfts: Vec<String> = q
+            .ttft_s
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                if i < 8 {
+                    first.to_string()
+                } else {
+                    format!("{:?}", t.unwrap())
+                }
+            })
+            .collect();
+        format!(
+            "{{\"completed\": 1}}\n{{\"completed\": {}, \"ttfts\": [{}], \"start_times\": [{}], \"latencies\": [{}]}}\n",
+            q.ttft_s.len(),
+            ttfts.join(", "),
+            list(q.start_s.as_ref().unwrap()),
+            list(q.latency_s.as_ref().unwrap()),
+        )
+    }
+
+    #[test]
+    fn an_implausible_request_time_that_would_pass_is_cant_tell_naming_it() {
+        let cold = closed_loop(8, 4, 1.6, 0.2);
+        let s = series(0.0);
+        let read = |first: &str| {
+            crate::bench::BenchResult::read("run/bench.jsonl", result_text(&cold, first).as_bytes())
+                .unwrap()
+                .requests
+                .unwrap()
+        };
+        assert_eq!(
+            check(&inputs(Some(&read("1.6")), Some(&s))).status,
+            Status::Warn
+        );
+        for (value, shown) in [("NaN", "NaN"), ("-1.6", "-1.6"), ("Infinity", "inf")] {
+            // Taken as written (no gate), the first wave drops out and the rest pass.
+            let mut damaged = cold.clone();
+            for t in &mut damaged.ttft_s[..8] {
+                *t = Some(value.parse::<f64>().unwrap()).filter(|x| x.is_finite() && *x > 0.0);
+            }
+            assert_eq!(
+                check(&inputs(Some(&damaged), Some(&s))).status,
+                Status::Pass
+            );
+            let q = read(value);
+            let r = check(&inputs(Some(&q), Some(&s)));
+            assert_eq!(r.status, Status::Unknown, "{value}: {}", r.message);
+            assert!(
+                r.message.starts_with(&format!(
+                    "can't tell from an implausible value: run/bench.jsonl:2: ttfts[0] = {shown} "
+                )),
+                "{}",
+                r.message
+            );
+        }
+    }
+
+    #[test]
+    fn a_refused_queue_reading_or_duration_is_cant_tell_for_a_slow_first_wave() {
+        let cold = closed_loop(8, 4, 1.6, 0.2);
+        let mut s = series(0.0);
+        let nan = |file: &str, field: &str| {
+            Implausible::new(file, Some(7), field, f64::NAN, plausible::Why::NotANumber)
+        };
+        s.implausible
+            .push(nan("run/run.series.jsonl", column::WAITING));
+        let r = check(&inputs(Some(&cold), Some(&s)));
+        assert_eq!(r.status, Status::Unknown, "{}", r.message);
+        assert!(r
+            .message
+            .ends_with("run/run.series.jsonl:7: waiting = NaN is not a number"));
+        let s = series(0.0);
+        let bad = nan("run/bench.json", "duration");
+        let mut i = inputs(Some(&cold), Some(&s));
+        i.duration_refused = Some(&bad);
+        assert_eq!(check(&i).status, Status::Unknown);
+        // A first wave that does not stand out reads neither: its pass stands.
+        let warm = closed_loop(8, 4, 0.22, 0.2);
+        i.requests = Some(&warm);
+        assert_eq!(check(&i).status, Status::Pass);
     }
 
     #[test]

@@ -33,6 +33,21 @@ pub const REASONS: [&str; 6] = [
 /// ones only the second. The header records which one this file's reasons came from.
 pub const REASON_FIELDS: [&str; 2] = ["clocks_event_reasons", "clocks_throttle_reasons"];
 
+/// The keys of the numbers in this file, for naming a value the plausibility gate
+/// refused (`gpu_samples`); each is the field name of [`GpuHeader`], [`GpuCard`] or
+/// [`GpuRow`] (tested).
+pub mod key {
+    pub const INTERVAL_S: &str = "interval_s";
+    pub const MAX_SM_CLOCK_MHZ: &str = "max_sm_clock_mhz";
+    pub const POWER_LIMIT_W: &str = "power_limit_w";
+    pub const T_WALL: &str = "t_wall";
+    pub const T_MONO_NS: &str = "t_mono_ns";
+    pub const SM_CLOCK_MHZ: &str = "sm_clock_mhz";
+    pub const POWER_W: &str = "power_w";
+    pub const TEMP_C: &str = "temp_c";
+    pub const UTIL_PCT: &str = "util_pct";
+}
+
 /// One card as it was at the start of the sampling.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -69,8 +84,9 @@ impl Document for GpuHeader {
 pub struct GpuRow {
     /// Wall time when the line was read, rounded to 6 decimals. Required.
     pub t_wall: f64,
-    /// Monotonic time when the line was read.
-    #[serde(default)]
+    /// Monotonic time when the line was read (a float is truncated, as in the series, so
+    /// that a stamp too large for an integer reaches the plausibility gate saturated).
+    #[serde(default, deserialize_with = "lenient::int_trunc")]
     pub t_mono_ns: Option<i64>,
     /// The card's `index`.
     pub gpu: i64,
@@ -143,6 +159,27 @@ mod tests {
              \"power_w\": null, \"temp_c\": null, \"util_pct\": 97.0, \"reasons\": [\"sw_power_cap\"]}"
         );
         assert!(row.has_reason("sw_power_cap") && !row.has_reason("gpu_idle"));
+    }
+
+    #[test]
+    fn the_keys_are_the_field_names() {
+        let row = serde_json::to_value(GpuRow::default()).unwrap();
+        for k in [
+            key::T_WALL,
+            key::T_MONO_NS,
+            key::SM_CLOCK_MHZ,
+            key::POWER_W,
+            key::TEMP_C,
+            key::UTIL_PCT,
+        ] {
+            assert!(row.get(k).is_some(), "{k}");
+        }
+        let header = serde_json::to_value(GpuHeader::default()).unwrap();
+        assert!(header.get(key::INTERVAL_S).is_some());
+        let card = serde_json::to_value(GpuCard::default()).unwrap();
+        for k in [key::MAX_SM_CLOCK_MHZ, key::POWER_LIMIT_W] {
+            assert!(card.get(k).is_some(), "{k}");
+        }
     }
 
     #[test]
