@@ -17,7 +17,7 @@ pub const BENCH_RESULT_FLAG: &str = "--bench-result FILE";
 pub const DECIDE_WITH: &str = "decide_with";
 /// The result files inferlint reads, for messages.
 pub const RESULT_FORMATS: &str = "vllm bench serve's, SGLang's or TensorRT-LLM's result, \
-     GuideLLM's benchmarks.json or AIPerf's profile_export_aiperf.json";
+     GuideLLM's JSON report (benchmarks.json) or AIPerf's profile_export_aiperf.json";
 
 /// Why the folder holds no load-tool result, from the recorder's manifest.
 fn why_no_result(manifest: Option<&Manifest>) -> String {
