@@ -265,6 +265,10 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
     // A server down before the load: T8 and T15 say so instead of judging the load.
     let down = checks::server_down::before_load(p.probe.as_ref().and_then(|r| r.as_ref().ok()));
 
+    // A load ran unless the recorder says none was given: then T8 and T15 are never left
+    // out (load_figures.rs).
+    let load_ran = p.manifest.as_ref().is_none_or(|m| m.load_given);
+
     // T15
     if let Some(d) = &down {
         if input.bench.is_some() || p.manifest.as_ref().is_some_and(|m| m.load_given) {
@@ -286,6 +290,8 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
             (Some(Ok(_)), None, Some(e)) => results.push(unknown_for(15, e)),
             _ => {}
         }
+    } else if load_ran && (pair.is_some() || pair_error.is_some()) {
+        results.push(checks::load_figures::t15(p.manifest.as_ref()));
     }
 
     // T1, T10
@@ -325,16 +331,26 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
             results.push(unknown_for(14, e));
         }
         results.push(checks::t09_ceiling::check(s, usable_blocks));
-        if let Some(req) = requested {
-            results.push(match &down {
-                Some(d) => checks::t08_concurrency::server_down(req, d),
-                None => checks::t08_concurrency::check(s, req, facts),
-            });
+        match (requested, &down) {
+            (Some(req), Some(d)) => results.push(checks::t08_concurrency::server_down(req, d)),
+            (Some(req), None) => {
+                let mut r = checks::t08_concurrency::check(s, req, facts);
+                checks::load_figures::note_sweep(&mut r, bench);
+                results.push(r);
+            }
+            (None, _) if load_ran => results.push(match &p.bench {
+                Some(Err(e)) => unknown_for(8, e).with(
+                    checks::load_figures::DECIDE_WITH,
+                    checks::load_figures::REQUESTED_FLAG,
+                ),
+                _ => checks::load_figures::t8(s, bench, p.manifest.as_ref()),
+            }),
+            (None, _) => {}
         }
     } else if let Some(e) = series_error {
         results.push(unknown_for(14, e));
         results.push(unknown_for(9, e));
-        if requested.is_some() {
+        if requested.is_some() || load_ran {
             results.push(unknown_for(8, e));
         }
     } else if let (Some(d), Some(req)) = (&down, requested) {

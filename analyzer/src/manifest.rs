@@ -20,6 +20,8 @@ pub struct Manifest {
     pub load_unrecognised: bool,
     /// A load command was given (`load.argv_given` not empty).
     pub load_given: bool,
+    /// The load command's program, by file name (`locust`), for messages.
+    pub load_program: Option<String>,
     pub outcome_state: Option<String>,
     pub outcome_stage: Option<String>,
     pub outcome_problem: Option<String>,
@@ -58,6 +60,11 @@ impl Manifest {
             requested_from_load: doc.requested.from_load,
             load_unrecognised: doc.load.client.is_none(),
             load_given: !doc.load.argv_given.is_empty(),
+            load_program: doc
+                .load
+                .argv_given
+                .first()
+                .map(|p| p.rsplit('/').next().unwrap_or(p).to_string()),
             outcome_state: outcome.map(|o| o.state.as_str().to_string()),
             outcome_stage: outcome
                 .and_then(|o| o.stage)

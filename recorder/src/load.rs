@@ -1,5 +1,6 @@
-//! The load command (recorder.md §3.4): which benchmark client it is, the flags that make
-//! it save its result into the run folder, where the result lands, and running it with
+//! The load command (recorder.md §3.4): which benchmark client it is (`vllm bench serve`,
+//! SGLang's and TensorRT-LLM's scripts, `guidellm run`, `aiperf profile`), the flags that
+//! make it save its result into the run folder, where the result lands, and running it with
 //! its merged output echoed and appended to `load.log` line by line.
 
 use std::fs::OpenOptions;
@@ -13,11 +14,29 @@ use nix::sys::signal::Signal;
 
 use crate::signals;
 
+/// A program token by its file name (`/venv/bin/guidellm` is `guidellm`).
+fn program_is(token: &str, name: &str) -> bool {
+    token.rsplit('/').next() == Some(name)
+}
+
 /// The client a load vector runs. Only the vector is inspected: a client inside
 /// `bash -c "..."` is not recognised.
 pub fn client_of(argv: &[String]) -> Option<Client> {
     if argv.windows(2).any(|w| w[0] == "bench" && w[1] == "serve") {
         return Some(Client::Vllm);
+    }
+    // `guidellm run` (0.8); `guidellm benchmark` is the older releases' command.
+    if argv
+        .windows(2)
+        .any(|w| program_is(&w[0], "guidellm") && (w[1] == "run" || w[1] == "benchmark"))
+    {
+        return Some(Client::Guidellm);
+    }
+    if argv
+        .windows(2)
+        .any(|w| program_is(&w[0], "aiperf") && w[1] == "profile")
+    {
+        return Some(Client::Aiperf);
     }
     if argv
         .iter()
@@ -48,17 +67,59 @@ pub fn flag_value<'a>(argv: &'a [String], flag: &str) -> Option<&'a str> {
     found
 }
 
+/// Every value of a repeatable flag, in order.
+fn flag_values<'a>(argv: &'a [String], flag: &str) -> Vec<&'a str> {
+    let eq = format!("{flag}=");
+    let mut out = Vec::new();
+    for (i, t) in argv.iter().enumerate() {
+        if t == flag {
+            out.extend(argv.get(i + 1).map(String::as_str));
+        } else if let Some(v) = t.strip_prefix(&eq) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// `key` of a GuideLLM `kind=…,key=value` option string.
+fn option_key<'a>(value: &'a str, key: &str) -> Option<&'a str> {
+    value
+        .split(',')
+        .find_map(|kv| kv.split_once('=').filter(|(k, _)| k.trim() == key))
+        .map(|(_, v)| v.trim())
+}
+
+/// A whole positive number, all digits.
+fn whole(v: &str) -> Option<i64> {
+    (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| v.parse().ok())
+        .flatten()
+}
+
 fn has_token(argv: &[String], flag: &str) -> bool {
     let eq = format!("{flag}=");
     argv.iter().any(|t| t == flag || t.starts_with(&eq))
 }
 
-/// The concurrency the load asks for: `--max-concurrency` when all digits.
+/// The concurrency the load asks for, when it is one number: `--max-concurrency`;
+/// GuideLLM's `--profile kind=concurrent,streams=N`; AIPerf's `--concurrency N` without a
+/// request rate. A list (a sweep) or a rate gives none; the result file tells more.
 pub fn requested(argv: &[String]) -> Option<i64> {
-    let v = flag_value(argv, "--max-concurrency")?;
-    (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| v.parse().ok())
-        .flatten()
+    match client_of(argv) {
+        Some(Client::Guidellm) => {
+            let profile = flag_value(argv, "--profile")?;
+            (option_key(profile, "kind") == Some("concurrent"))
+                .then(|| option_key(profile, "streams").and_then(whole))
+                .flatten()
+        }
+        Some(Client::Aiperf) => {
+            if has_token(argv, "--request-rate") {
+                return None;
+            }
+            whole(flag_value(argv, "--concurrency")?)
+        }
+        _ => whole(flag_value(argv, "--max-concurrency")?),
+    }
 }
 
 /// Where the client's result will be.
@@ -95,6 +156,41 @@ pub fn plan(argv: &[String], client: Option<Client>, dir: &str) -> Plan {
                 ResultFile::Exact(PathBuf::from(f))
             }
         },
+        Some(Client::Guidellm) => {
+            // An `--output kind=json,path=P` of the user's own, else ours.
+            let own = flag_values(argv, "--output").into_iter().find_map(|v| {
+                (option_key(v, "kind") == Some("json"))
+                    .then(|| option_key(v, "path"))
+                    .flatten()
+            });
+            match own {
+                Some(p) => ResultFile::Exact(PathBuf::from(p)),
+                None => {
+                    let f = in_dir(dir, docs::BENCH_JSON);
+                    appended = vec!["--output".into(), format!("kind=json,path={f}")];
+                    ResultFile::Exact(PathBuf::from(f))
+                }
+            }
+        }
+        Some(Client::Aiperf) => {
+            let given = flag_value(argv, "--artifact-dir")
+                .or_else(|| flag_value(argv, "--output-artifact-dir"));
+            let artifacts = match given {
+                Some(d) => d.to_string(),
+                None => {
+                    let d = in_dir(dir, docs::AIPERF_DIR);
+                    appended = vec!["--artifact-dir".into(), d.clone()];
+                    d
+                }
+            };
+            // `--profile-export-prefix foo` renames the summary to foo.json.
+            let name = flag_value(argv, "--profile-export-prefix")
+                .or_else(|| flag_value(argv, "--profile-export-file"))
+                .map_or(docs::AIPERF_RESULT.to_string(), |p| {
+                    format!("{}.json", p.trim_end_matches(".json"))
+                });
+            ResultFile::Exact(PathBuf::from(in_dir(&artifacts, &name)))
+        }
         Some(Client::Vllm | Client::Trtllm) => {
             if !has_token(argv, "--save-result") {
                 appended = [
@@ -327,5 +423,60 @@ mod tests {
             (None, a, ResultFile::None)
         );
         assert_eq!(client_of(&v("bash -c vllm_bench_serve")), None);
+    }
+
+    #[test]
+    fn guidellm_saves_its_json_report_into_the_folder() {
+        let a = v(
+            "/venv/bin/guidellm run --backend kind=openai_http,target=http://h:8000 \
+                   --profile kind=concurrent,streams=16 --constraint kind=max_requests,count=48",
+        );
+        assert_eq!(client_of(&a), Some(Client::Guidellm));
+        assert_eq!(requested(&a), Some(16));
+        let p = plan(&a, client_of(&a), "run");
+        assert_eq!(p.appended, v("--output kind=json,path=run/bench.json"));
+        assert_eq!(p.result, ResultFile::Exact("run/bench.json".into()));
+
+        let a = v(
+            "guidellm run --profile kind=concurrent,streams[0]=2,streams[1]=8 \
+                   --output kind=csv,path=x.csv --output=kind=json,path=/tmp/g.json",
+        );
+        assert_eq!(requested(&a), None, "a sweep asks for no single number");
+        let p = plan(&a, client_of(&a), "run");
+        assert!(p.appended.is_empty());
+        assert_eq!(p.result, ResultFile::Exact("/tmp/g.json".into()));
+        assert_eq!(
+            requested(&v("guidellm run --profile kind=poisson,rate=4")),
+            None
+        );
+        assert_eq!(
+            client_of(&v("guidellm benchmark --target x")),
+            Some(Client::Guidellm)
+        );
+        assert_eq!(client_of(&v("guidellm config")), None);
+    }
+
+    #[test]
+    fn aiperf_keeps_its_artifacts_in_the_folder() {
+        let a =
+            v("aiperf profile --model m --url http://h:8000 --concurrency 8 --request-count 24");
+        assert_eq!(client_of(&a), Some(Client::Aiperf));
+        assert_eq!(requested(&a), Some(8));
+        let p = plan(&a, client_of(&a), "run/");
+        assert_eq!(p.appended, v("--artifact-dir run/aiperf"));
+        assert_eq!(
+            p.result,
+            ResultFile::Exact("run/aiperf/profile_export_aiperf.json".into())
+        );
+        let a = v("aiperf profile --concurrency 2,8 --artifact-dir a --profile-export-prefix foo");
+        assert_eq!(requested(&a), None);
+        let p = plan(&a, client_of(&a), "run");
+        assert!(p.appended.is_empty());
+        assert_eq!(p.result, ResultFile::Exact("a/foo.json".into()));
+        assert_eq!(
+            requested(&v("aiperf profile --concurrency 8 --request-rate 4")),
+            None,
+            "beside a rate, a concurrency is a cap"
+        );
     }
 }

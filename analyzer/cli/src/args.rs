@@ -157,7 +157,8 @@ pub struct AnalyzeArgs {
     /// The gauge recording (`*.series.jsonl`).
     #[arg(long, value_name = "FILE")]
     pub series: Option<PathBuf>,
-    /// The load tool's result file (bench.json / bench.jsonl).
+    /// The load tool's result file: bench.json / bench.jsonl, GuideLLM's benchmarks.json or
+    /// AIPerf's profile_export_aiperf.json.
     #[arg(long = "bench-result", value_name = "FILE")]
     pub bench_result: Option<PathBuf>,
     /// The report title.

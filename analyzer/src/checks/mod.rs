@@ -1,6 +1,7 @@
 //! The run-level tripwires, one file each (checks.md; T16–T18 in this folder's
 //! README.md). Each takes already-parsed inputs and returns one result; none reads files.
 
+pub mod load_figures;
 pub mod measured;
 pub mod server_down;
 pub mod t01_preemption;

@@ -92,6 +92,10 @@ keywords! {
         Vllm = "vllm",
         Sglang = "sglang",
         Trtllm = "trtllm",
+        /// `guidellm run` (GuideLLM 0.8).
+        Guidellm = "guidellm",
+        /// `aiperf profile` (AIPerf 0.13).
+        Aiperf = "aiperf",
     }
 }
 

@@ -53,6 +53,13 @@ pub const GPU_SAMPLES: &str = "gpu.samples.jsonl";
 pub const BENCH_JSON: &str = "bench.json";
 /// SGLang's client result, one line per run.
 pub const BENCH_JSONL: &str = "bench.jsonl";
+/// GuideLLM's JSON report as the tool names it by default (`guidellm run --output
+/// kind=json`); read by its shape under any name.
+pub const GUIDELLM_RESULT: &str = "benchmarks.json";
+/// AIPerf's summary inside its artifact directory (`aiperf profile --artifact-dir`).
+pub const AIPERF_RESULT: &str = "profile_export_aiperf.json";
+/// The subfolder of a run folder the recorder gives AIPerf as its artifact directory.
+pub const AIPERF_DIR: &str = "aiperf";
 /// The load command's merged output.
 pub const LOAD_LOG: &str = "load.log";
 /// The recorder's documents (recorder.md §9.2).

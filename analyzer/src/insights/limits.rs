@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::bench::BenchResult;
 use crate::bootlog::BootFacts;
+use crate::checks::load_figures::DECIDE_WITH;
 use crate::checks::t08_concurrency::explain_cap;
 use crate::engine::Engine;
 use crate::num::{fixed, thousands};
@@ -141,7 +142,46 @@ pub fn build(inputs: &LimitInputs<'_>) -> Vec<Limit> {
     if let Some(p) = pace(inputs) {
         out.push(p);
     }
+    // At most three findings (report.md §3): this one only where there is room.
+    if let Some(m) = missing_load(inputs.checks).filter(|_| out.len() < 3) {
+        out.push(m);
+    }
     out
+}
+
+/// Why the findings are short when the load's own figures are missing: T8 and T15 can't
+/// tell, each with the flag that decides it (`checks::load_figures`).
+fn missing_load(checks: &[CheckResult]) -> Option<Limit> {
+    let undecided = |n: u8| {
+        find(checks, n)
+            .filter(|c| c.status == Status::Unknown)
+            .and_then(|c| c.evidence(DECIDE_WITH))
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    let mut parts = Vec::new();
+    if let Some(flag) = undecided(8) {
+        parts.push(format!(
+            "whether the server ran as many requests at once as the load asked for (T8: {flag})"
+        ));
+    }
+    if let Some(flag) = undecided(15) {
+        parts.push(format!(
+            "whether the load tool's counts match the server's (T15: {flag})"
+        ));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(limit(
+        "load-figures",
+        "The load tool's own figures are missing".into(),
+        format!(
+            "Without them this report cannot say {}. Give them to `inferlint analyze RUN`.",
+            parts.join(", nor ")
+        ),
+        false,
+    ))
 }
 
 fn capitalise(s: &str) -> String {

@@ -1,5 +1,11 @@
 //! Load-tool result files (formats.md §6): vLLM's and TensorRT-LLM's JSON object, SGLang's
-//! JSON Lines; and the untimed requests a client leaves out, counted from `load.log`.
+//! JSON Lines, GuideLLM's `benchmarks.json` and AIPerf's `profile_export_aiperf.json`
+//! (recognised by their shape); and the untimed requests a client leaves out, counted from
+//! `load.log`.
+
+mod aiperf;
+mod gated;
+mod guidellm;
 
 use crate::input::{decode_strict, InputError};
 use crate::json::{self, Json};
@@ -26,6 +32,42 @@ pub struct BenchResult {
     pub implausible: Vec<Implausible>,
     /// Per-request figures, when the client saved them (T18).
     pub requests: Option<Requests>,
+    /// The tool and version, when its format names them ("GuideLLM 0.8.1").
+    pub tool: Option<String>,
+    /// The request rate a rate-based load asked for (requests per second; the highest
+    /// when several): such a load asks for no concurrency (T8).
+    pub request_rate: Option<f64>,
+    /// The benchmarks a GuideLLM or AIPerf result holds, in order (a sweep has several);
+    /// empty for the other clients' results, which hold one run.
+    pub phases: Vec<Phase>,
+}
+
+/// One benchmark of a load tool's result: what it asked for and what it counted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Phase {
+    /// Requests kept open at once (a concurrent, synchronous or throughput profile).
+    pub concurrency: Option<i64>,
+    /// Requests per second (a constant, Poisson or other rate-based profile).
+    pub rate: Option<f64>,
+    pub completed: Option<i64>,
+    /// Errored plus incomplete (cancelled) requests.
+    pub failed: Option<i64>,
+    pub output_tokens: Option<i64>,
+    /// The benchmark's start and end, unix seconds, when the tool writes them as such.
+    pub start_wall: Option<f64>,
+    pub end_wall: Option<f64>,
+    pub duration: Option<f64>,
+}
+
+impl Phase {
+    /// "2 at once" or "4 requests/s" or "an unknown load".
+    pub fn asked(&self) -> String {
+        match (self.concurrency, self.rate) {
+            (Some(c), _) => format!("{c} at once"),
+            (None, Some(r)) => format!("{} requests/s", crate::num::shortest(r)),
+            (None, None) => "an unknown load".to_string(),
+        }
+    }
 }
 
 /// Per-request figures in the client's order (`vllm bench serve --save-detailed`:
@@ -143,6 +185,12 @@ impl BenchResult {
     }
 
     fn from_json(v: &Json, at: (&str, Option<usize>)) -> BenchResult {
+        if guidellm::recognise(v) {
+            return guidellm::read(v, at);
+        }
+        if aiperf::recognise(v) {
+            return aiperf::read(v, at);
+        }
         let found = std::cell::RefCell::new(Vec::new());
         // Each number through the gate before it is truncated: 2^63 must not saturate.
         let gated = |k: &str, q: Quantity| {
@@ -170,6 +218,7 @@ impl BenchResult {
             backend: v.get("backend").and_then(Json::as_str).map(str::to_string),
             requests: Requests::from_json(v, at),
             implausible: Vec::new(),
+            ..BenchResult::default()
         };
         r.implausible = found.into_inner();
         r
@@ -178,6 +227,78 @@ impl BenchResult {
     /// Usable for discovery: both `completed` and `total_output_tokens` present.
     pub fn has_counts(&self) -> bool {
         self.completed.is_some() && self.total_output_tokens.is_some()
+    }
+
+    /// A sweep: more than one benchmark in the file.
+    pub fn is_sweep(&self) -> bool {
+        self.phases.len() > 1
+    }
+
+    /// "a sweep of 2 phases (2 at once, 8 at once)", when it is one.
+    pub fn sweep_phrase(&self) -> Option<String> {
+        self.is_sweep().then(|| {
+            let asked: Vec<String> = self.phases.iter().map(Phase::asked).collect();
+            format!(
+                "a sweep of {} phases ({})",
+                self.phases.len(),
+                asked.join(", ")
+            )
+        })
+    }
+
+    /// The tool's name for messages: "GuideLLM 0.8.1", else "the load tool".
+    pub fn tool_name(&self) -> &str {
+        self.tool.as_deref().unwrap_or("the load tool")
+    }
+}
+
+/// Sums a field over the phases: none when any phase lacks it.
+fn sum_phases(phases: &[Phase], f: impl Fn(&Phase) -> Option<i64>) -> Option<i64> {
+    phases.iter().map(f).sum()
+}
+
+/// What a file of several benchmarks asked for, as one load: the highest concurrency when
+/// every phase asked for one, the highest rate when every phase asked for a rate, else
+/// neither (a mix such as GuideLLM's `sweep` profile: synchronous, throughput, rates).
+fn asked_overall(phases: &[Phase]) -> (Option<i64>, Option<f64>) {
+    if phases.is_empty() {
+        return (None, None);
+    }
+    let conc: Option<Vec<i64>> = phases.iter().map(|p| p.concurrency).collect();
+    if let Some(c) = conc {
+        return (c.into_iter().max(), None);
+    }
+    let rates: Option<Vec<f64>> = phases
+        .iter()
+        .map(|p| p.rate.filter(|_| p.concurrency.is_none()))
+        .collect();
+    (None, rates.map(|r| r.into_iter().fold(f64::MIN, f64::max)))
+}
+
+/// One result from its phases: counts summed, the asked-for load as `asked_overall`
+/// says, throughput as output tokens over the time under load (as `vllm bench serve`
+/// computes it).
+fn from_phases(tool: String, phases: Vec<Phase>, implausible: Vec<Implausible>) -> BenchResult {
+    let (max_concurrency, request_rate) = asked_overall(&phases);
+    let duration = phases
+        .iter()
+        .map(|p| p.duration)
+        .sum::<Option<f64>>()
+        .filter(|d| *d > 0.0);
+    let total_output_tokens = sum_phases(&phases, |p| p.output_tokens);
+    BenchResult {
+        completed: sum_phases(&phases, |p| p.completed),
+        failed: sum_phases(&phases, |p| p.failed),
+        total_output_tokens,
+        max_concurrency,
+        duration,
+        output_throughput: total_output_tokens.zip(duration).map(|(t, d)| t as f64 / d),
+        num_prompts: sum_phases(&phases, |p| Some(p.completed? + p.failed?)),
+        tool: Some(tool),
+        request_rate,
+        phases,
+        implausible,
+        ..BenchResult::default()
     }
 }
 

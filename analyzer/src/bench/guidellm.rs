@@ -1,0 +1,178 @@
+//! GuideLLM's JSON report (`guidellm run --output kind=json,path=…`, 0.8.x): one benchmark
+//! per profile step in `benchmarks[]`, each with its strategy, request totals, token
+//! counts and unix-second start and end.
+
+use super::gated::{at, Gated};
+use super::{from_phases, BenchResult, Phase};
+use crate::json::Json;
+use crate::plausible::Quantity;
+
+/// A GuideLLM report: a `benchmarks` array whose entries carry `metrics`, or
+/// `metadata.guidellm_version`.
+pub fn recognise(v: &Json) -> bool {
+    let versioned = at(v, &["metadata", "guidellm_version"]).is_some();
+    let shaped = v
+        .get("benchmarks")
+        .and_then(Json::as_array)
+        .and_then(|b| b.first())
+        .is_some_and(|b| b.get("metrics").is_some() && b.get("config").is_some());
+    versioned || shaped
+}
+
+pub fn read(v: &Json, where_: (&str, Option<usize>)) -> BenchResult {
+    let g = Gated::new(where_);
+    let benchmarks = v
+        .get("benchmarks")
+        .and_then(Json::as_array)
+        .unwrap_or_default();
+    let phases = benchmarks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| phase(&g, b, &format!("benchmarks[{i}]")))
+        .collect();
+    let version = at(v, &["metadata", "guidellm_version"])
+        .and_then(Json::as_str)
+        .map(|s| format!(" {s}"))
+        .unwrap_or_default();
+    let mut r = from_phases(format!("GuideLLM{version}"), phases, Vec::new());
+    if let [b] = benchmarks {
+        // Latency figures of one benchmark; a sweep's percentiles cannot be merged.
+        let p = "benchmarks[0]";
+        let ttft = ["metrics", "time_to_first_token_ms", "successful"];
+        let with = |tail: &[&'static str]| [&ttft[..], tail].concat();
+        r.mean_ttft_ms = g.num(b, p, &with(&["mean"]), Quantity::Measure);
+        r.median_ttft_ms = g.num(b, p, &with(&["median"]), Quantity::Measure);
+        r.p99_ttft_ms = g.num(b, p, &with(&["percentiles", "p99"]), Quantity::Measure);
+        let tpot = ["metrics", "time_per_output_token_ms", "successful", "mean"];
+        r.mean_tpot_ms = g.num(b, p, &tpot, Quantity::Measure);
+        r.total_input_tokens = g.count(
+            b,
+            p,
+            &["metrics", "prompt_token_count", "successful", "total_sum"],
+        );
+    }
+    r.implausible = g.into_refused();
+    r
+}
+
+/// One benchmark. The strategy says what it asked for: `streams` for a concurrent
+/// profile (else its `max_concurrency`), 1 for synchronous, `max_concurrency` for
+/// throughput; a rate for constant, Poisson and async profiles, whose `max_concurrency`
+/// is only a cap.
+fn phase(g: &Gated<'_>, b: &Json, p: &str) -> Phase {
+    let strategy = ["config", "strategy"];
+    let key = |k: &'static str| [&strategy[..], &[k]].concat();
+    let kind = at(b, &key("type_")).and_then(Json::as_str).unwrap_or("");
+    let concurrency = match kind {
+        "concurrent" => g
+            .count(b, p, &key("streams"))
+            .or_else(|| g.count(b, p, &key("max_concurrency"))),
+        "synchronous" => Some(1),
+        "throughput" => g.count(b, p, &key("max_concurrency")),
+        _ => None,
+    };
+    let rate = match concurrency {
+        None => g.num(b, p, &key("rate"), Quantity::Measure),
+        Some(_) => None,
+    };
+    let totals = |k: &str| g.count(b, p, &["metrics", "request_totals", k]);
+    let failed = totals("errored")
+        .zip(totals("incomplete"))
+        .map(|(e, i)| e + i);
+    Phase {
+        concurrency,
+        rate,
+        completed: totals("successful"),
+        failed,
+        output_tokens: g.count(
+            b,
+            p,
+            &["metrics", "output_token_count", "successful", "total_sum"],
+        ),
+        start_wall: g.num(b, p, &["start_time"], Quantity::WallClock),
+        end_wall: g.num(b, p, &["end_time"], Quantity::WallClock),
+        duration: g.num(b, p, &["duration"], Quantity::Seconds),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::BenchResult;
+
+    fn read(case: &str) -> BenchResult {
+        let path = format!(
+            "{}/../fixtures/loadtools/{case}/benchmarks.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let bytes = std::fs::read(&path).unwrap();
+        BenchResult::read("benchmarks.json", &bytes).unwrap()
+    }
+
+    #[test]
+    fn one_concurrent_benchmark() {
+        let r = read("guidellm-concurrent16");
+        assert_eq!(r.tool.as_deref(), Some("GuideLLM 0.8.1"));
+        assert_eq!((r.completed, r.failed), (Some(48), Some(0)));
+        assert_eq!(r.total_output_tokens, Some(4800));
+        assert_eq!(r.total_input_tokens, Some(480));
+        assert_eq!((r.max_concurrency, r.request_rate), (Some(16), None));
+        assert_eq!(r.phases.len(), 1);
+        let p = &r.phases[0];
+        assert_eq!(p.start_wall, Some(1796035810.222869));
+        assert_eq!(p.end_wall, Some(1796035816.6191423));
+        assert!((r.duration.unwrap() - 6.396273374557495).abs() < 1e-9);
+        assert!((r.mean_ttft_ms.unwrap() - 41.06).abs() < 0.01);
+        assert!(r.has_counts() && !r.is_sweep() && r.implausible.is_empty());
+    }
+
+    #[test]
+    fn a_concurrency_sweep_is_read_at_its_highest() {
+        let r = read("guidellm-concurrent-2-8");
+        assert_eq!(r.phases.len(), 2);
+        assert_eq!(r.phases[0].concurrency, Some(2));
+        assert_eq!(r.phases[1].concurrency, Some(8));
+        assert_eq!(r.max_concurrency, Some(8));
+        assert_eq!((r.completed, r.total_output_tokens), (Some(32), Some(3200)));
+        assert_eq!(
+            r.sweep_phrase().as_deref(),
+            Some("a sweep of 2 phases (2 at once, 8 at once)")
+        );
+        assert_eq!(
+            r.mean_ttft_ms, None,
+            "percentiles of two phases do not merge"
+        );
+    }
+
+    #[test]
+    fn rate_profiles_ask_for_no_concurrency() {
+        let r = read("guidellm-poisson4");
+        assert_eq!((r.max_concurrency, r.request_rate), (None, Some(4.0)));
+        assert_eq!(r.completed, Some(16));
+        let r = read("guidellm-constant-2-4");
+        assert_eq!((r.max_concurrency, r.request_rate), (None, Some(4.0)));
+        assert_eq!(r.phases[0].asked(), "2 requests/s");
+        assert_eq!(r.completed, Some(16));
+    }
+
+    #[test]
+    fn errored_requests_are_failed() {
+        let r = read("guidellm-errors-503");
+        assert_eq!((r.completed, r.failed), (Some(3), Some(13)));
+        assert_eq!(r.total_output_tokens, Some(150));
+        assert_eq!(r.num_prompts, Some(16));
+    }
+
+    #[test]
+    fn refused_counts_name_their_path() {
+        let text = br#"{"metadata": {"guidellm_version": "0.8.1"}, "benchmarks": [{"config":
+            {"strategy": {"type_": "concurrent", "streams": 4}}, "metrics": {"request_totals":
+            {"successful": -1, "errored": 0, "incomplete": 0}}}]}"#;
+        let r = BenchResult::read("b.json", text).unwrap();
+        assert_eq!(r.completed, None);
+        assert_eq!(
+            r.implausible[0].field,
+            "benchmarks[0].metrics.request_totals.successful"
+        );
+        assert_eq!(r.max_concurrency, Some(4));
+    }
+}

@@ -1,0 +1,167 @@
+//! The real GuideLLM (0.8.1) and AIPerf (0.13.0) run unmodified through `record --serve`
+//! against the engine simulator: the recorder recognises them, makes them save their
+//! results into the run folder, and T8 and T15 are decided with counts equal to the
+//! tools' own. They need a Python environment holding both tools (6.5 GB with GuideLLM's
+//! torch), so they run only where `INFERLINT_LOADTOOLS_VENV` points at one, with a local
+//! tokenizer folder in `INFERLINT_LOADTOOLS_TOKENIZER` (default: `tok` beside the venv);
+//! otherwise each test says why it is skipped. Not part of CI: the install is too heavy.
+
+mod common;
+use common::*;
+
+use std::path::PathBuf;
+
+use analyzer::json::Json;
+
+/// The venv and the tokenizer folder, or why the test is skipped.
+fn tools(bin: &str) -> Option<(PathBuf, PathBuf)> {
+    let Some(venv) = std::env::var_os("INFERLINT_LOADTOOLS_VENV").map(PathBuf::from) else {
+        eprintln!("skipped: INFERLINT_LOADTOOLS_VENV is not set (a venv with guidellm==0.8.1 and aiperf==0.13.0)");
+        return None;
+    };
+    let tok = std::env::var_os("INFERLINT_LOADTOOLS_TOKENIZER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| venv.with_file_name("tok"));
+    if !venv.join("bin").join(bin).is_file() {
+        eprintln!("skipped: {} has no bin/{bin}", venv.display());
+        return None;
+    }
+    if !tok.join("tokenizer.json").is_file() {
+        eprintln!("skipped: no local tokenizer at {}", tok.display());
+        return None;
+    }
+    Some((venv, tok))
+}
+
+fn status(v: &std::collections::BTreeMap<String, Vec<String>>, id: &str) -> String {
+    v.get(id).map(|s| s.join(",")).unwrap_or_default()
+}
+
+fn evidence(a: &analyzer::Analysis, id: &str, key: &str) -> Option<f64> {
+    a.report
+        .checks
+        .iter()
+        .find(|c| c.id() == id)
+        .and_then(|c| c.evidence(key))
+        .and_then(Json::as_f64)
+}
+
+/// The number at a key path of a JSON value (`"0"` indexes an array).
+fn at(v: &Json, path: &[&str]) -> f64 {
+    let mut node = v;
+    for k in path {
+        node = match k.parse::<usize>() {
+            Ok(i) => &node.as_array().unwrap()[i],
+            Err(_) => node.get(k).unwrap(),
+        };
+    }
+    node.as_f64().unwrap()
+}
+
+#[test]
+fn guidellm_concurrent_run_decides_t8_and_t15() {
+    let Some((venv, tok)) = tools("guidellm") else {
+        return;
+    };
+    let w = World::new("guidellm");
+    let port = free_port();
+    let serve = format!("vllm serve m --port {port} --max-model-len 4096");
+    let mut c = w.recorder();
+    c.args(["record", "-o", "run", "--serve", &serve, "--"])
+        .arg(venv.join("bin/guidellm"))
+        .args(["run", "--backend"])
+        .arg(format!(
+            "kind=openai_http,target=http://127.0.0.1:{port},model=m"
+        ))
+        .args(["--profile", "kind=concurrent,streams=16"])
+        .args(["--constraint", "kind=max_requests,count=48"])
+        .args([
+            "--data",
+            "kind=synthetic_text,prompt_tokens=88,output_tokens=100",
+        ])
+        .arg("--tokenizer")
+        .arg(format!("kind=hf_auto,model={}", tok.display()))
+        .arg("--disable-progress")
+        // No hub: the tokenizer is local. Fewer worker processes start faster on 2 cores.
+        .env("HF_HUB_OFFLINE", "1")
+        .env("TRANSFORMERS_OFFLINE", "1")
+        .env("GUIDELLM__MAX_WORKER_PROCESSES", "2");
+    let out = run_bounded(c, 600);
+    let run = w.dir.join("run");
+    assert!(
+        run.join("bench.json").is_file(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = json(&run.join("manifest.json"));
+    let load = m.get("load").unwrap();
+    assert_eq!(load.get("client").and_then(Json::as_str), Some("guidellm"));
+    let (v, a) = verdicts(&run);
+    assert_eq!(status(&v, "T8"), "pass", "{v:?}");
+    assert_eq!(status(&v, "T15"), "pass", "{v:?}");
+    let own = json(&run.join("bench.json"));
+    let b = ["benchmarks", "0", "metrics"];
+    let completed = at(&own, &[&b[..], &["request_totals", "successful"]].concat());
+    let tokens = at(
+        &own,
+        &[&b[..], &["output_token_count", "successful", "total_sum"]].concat(),
+    );
+    assert_eq!(completed, 48.0);
+    assert_eq!(evidence(&a, "T15", "client_completed"), Some(completed));
+    assert_eq!(evidence(&a, "T15", "server_finished"), Some(completed));
+    assert_eq!(evidence(&a, "T15", "client_output_tokens"), Some(tokens));
+    assert_eq!(evidence(&a, "T15", "server_output_tokens"), Some(tokens));
+    assert_eq!(evidence(&a, "T8", "requested"), Some(16.0));
+}
+
+#[test]
+fn aiperf_concurrency_run_decides_t8_and_t15() {
+    let Some((venv, tok)) = tools("aiperf") else {
+        return;
+    };
+    let w = World::new("aiperf");
+    let port = free_port();
+    let serve = format!("vllm serve m --port {port} --max-model-len 4096");
+    let mut c = w.recorder();
+    c.args(["record", "-o", "run", "--serve", &serve, "--"])
+        .arg(venv.join("bin/aiperf"))
+        .args(["profile", "--model", "m", "--url"])
+        .arg(format!("http://127.0.0.1:{port}"))
+        .args(["--endpoint-type", "chat", "--streaming"])
+        .args(["--concurrency", "8", "--request-count", "24"])
+        .args([
+            "--synthetic-input-tokens-mean",
+            "88",
+            "--output-tokens-mean",
+            "100",
+        ])
+        .arg("--tokenizer")
+        .arg(&tok)
+        .args(["--ui", "none"])
+        // AIPerf 0.13 refuses a local tokenizer folder under the hub's offline switches.
+        .env_remove("HF_HUB_OFFLINE")
+        .env_remove("TRANSFORMERS_OFFLINE");
+    let out = run_bounded(c, 600);
+    let run = w.dir.join("run");
+    assert!(
+        run.join("bench.json").is_file(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(run.join("aiperf/profile_export_aiperf.json").is_file());
+    let (v, a) = verdicts(&run);
+    assert_eq!(status(&v, "T8"), "pass", "{v:?}");
+    assert_eq!(status(&v, "T15"), "pass", "{v:?}");
+    let own = json(&run.join("bench.json"));
+    let completed = at(&own, &["request_count", "avg"]);
+    assert_eq!(completed, 24.0);
+    assert_eq!(evidence(&a, "T15", "client_completed"), Some(completed));
+    assert_eq!(evidence(&a, "T15", "server_finished"), Some(completed));
+    assert_eq!(
+        evidence(&a, "T15", "client_output_tokens"),
+        Some(at(&own, &["total_usage_completion_tokens", "avg"]))
+    );
+    assert_eq!(evidence(&a, "T8", "requested"), Some(8.0));
+}
