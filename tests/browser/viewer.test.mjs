@@ -296,15 +296,18 @@ test("picking a folder loads it, and it can be saved as one file", async () => {
 
 test("a concurrency typed into the page re-analyzes the run on show", async (t0) => {
   if (!fs.existsSync(path.join(SHARED, "vllm-0.28/live"))) return t0.skip("recorded runs not found");
-  // vllm-0.28/live has no load-tool result, so without a concurrency there is no T8.
+  // vllm-0.28/live has no load-tool result, so without a concurrency T8 can't tell and
+  // names the flag that decides it.
   const dir = copyRun(path.join(SHARED, "vllm-0.28/live"), "requested/live");
   const { html, report } = analyze(dir, [], path.join(WORK, "requested.html"));
-  assert.ok(!report.checks.some((c) => c.id === "T8"));
+  const t8r = report.checks.find((c) => c.id === "T8");
+  assert.equal(t8r && t8r.status, "unknown");
+  assert.match(t8r.message, /--requested/);
   const t = await open(html);
   try {
     const t8 = () => t.page.$eval('li.finding[data-tripwire="T8"]', (e) => e.getAttribute("data-status")).catch(() => null);
-    assert.equal(await t8(), null);
-    for (const [value, want] of [["32", "fail"], ["8", "pass"], ["", null]]) {
+    assert.equal(await t8(), "unknown");
+    for (const [value, want] of [["32", "fail"], ["8", "pass"], ["", "unknown"]]) {
       await t.page.fill("#requested", value);
       await t.page.dispatchEvent("#requested", "change");
       await waitReady(t.page);
