@@ -840,4 +840,78 @@ mod tests {
         };
         assert!(prefix_cache_chart(Engine::Vllm, &flat, &times).is_none());
     }
+
+    fn long_chart(n: usize) -> TimeChart {
+        let t: Vec<f64> = (0..n).map(|k| k as f64 * 0.25).collect();
+        let markers = [10, 11, n / 2]
+            .into_iter()
+            .map(|k| Marker {
+                t: t[k],
+                count: 2.0,
+                label: format!("2 preemptions at {} s", fixed(t[k], 1)),
+            })
+            .collect();
+        TimeChart {
+            key: "kv".into(),
+            title: "KV".into(),
+            caption: "Share.".into(),
+            y_label: "%".into(),
+            y_max: None,
+            decimals: 1,
+            reduced_from: None,
+            lines: vec![line(
+                "kv",
+                "kv",
+                "line",
+                (0..n).map(|k| Some((k % 13) as f64)).collect(),
+            )],
+            t,
+            markers,
+            reference: None,
+            bands: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_chart_within_the_budget_stays_as_it_is() {
+        let mut c = long_chart(reduce::BUDGET);
+        let before = c.clone();
+        c.reduce("preemption");
+        assert_eq!(c, before);
+        assert!(!crate::json::to_compact(&c).contains("reduced_from"));
+    }
+
+    #[test]
+    fn a_long_chart_is_reduced_and_says_so() {
+        let n = 100_000;
+        let mut c = long_chart(n);
+        c.lines[0].values[n / 3] = Some(99.0);
+        c.reduce("preemption");
+        assert_eq!(c.reduced_from, Some(n));
+        assert!(c.t.len() <= 4 * reduce::COLUMNS + 3, "{}", c.t.len());
+        assert_eq!((c.t[0], *c.t.last().unwrap()), (0.0, (n - 1) as f64 * 0.25));
+        assert!(c.lines[0].values.contains(&Some(99.0)));
+        assert!(
+            c.caption.contains("of its 100,000 samples"),
+            "{}",
+            c.caption
+        );
+        assert!(crate::json::to_compact(&c).contains("\"reduced_from\": 100000"));
+        // The two marks a column apart merge; each kept mark sits on a kept sample.
+        assert_eq!(c.markers.len(), 2);
+        assert_eq!(c.markers[0].count, 4.0);
+        assert_eq!(c.markers[0].label, "4 preemptions from 2.5 s to 2.8 s");
+        assert_eq!(
+            c.markers[1].label,
+            format!("2 preemptions at {} s", fixed(c.markers[1].t, 1))
+        );
+        assert!(c.markers.iter().all(|m| c.t.contains(&m.t)));
+        assert!(c
+            .caption
+            .ends_with("A mark sums the preemptions of its stretch."));
+        // Reducing again changes nothing.
+        let once = c.clone();
+        c.reduce("preemption");
+        assert_eq!(c, once);
+    }
 }
