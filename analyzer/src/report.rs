@@ -66,6 +66,9 @@ pub struct Report {
     pub bench: Option<BenchResult>,
     /// Entries of the run folder not read, and why (`RunInput::skipped`).
     pub skipped: Vec<crate::inputs::Skipped>,
+    /// Where the load started on the charts' time axis, found from every reading before
+    /// the charts were reduced (for comparing runs; not written to `results.json`).
+    pub load_start: (Option<f64>, crate::compare::Alignment),
 }
 
 /// What [`Report::build`] draws on.
@@ -126,7 +129,7 @@ impl Report {
             requested: inputs.requested,
             rejected,
         });
-        let charts = charts::build(&ChartInputs {
+        let mut charts = charts::build(&ChartInputs {
             engine,
             series: inputs.series,
             cache: cache.as_ref(),
@@ -136,6 +139,13 @@ impl Report {
             times: &times,
             gpu: inputs.gpu,
         });
+        let load_start = crate::compare::find_load_start(
+            &charts,
+            inputs.engine,
+            inputs.bench.and_then(|b| b.duration),
+        );
+        // The Report keeps what a screen shows, never every sample of a long recording.
+        charts.reduce(engine);
         let run_input = inputs.input;
         let made_from: Vec<String> = run_input
             .boot_logs
@@ -231,6 +241,7 @@ impl Report {
             made_from,
             bench: inputs.bench.cloned(),
             skipped: inputs.input.skipped.clone(),
+            load_start,
         }
     }
 

@@ -1,13 +1,14 @@
 //! The report's charts, drawn with plotters on a canvas from the Report's chart data
 //! (`analyzer::insights::charts`), and several runs' charts overlaid (`analyzer::compare`):
 //! nothing is computed here but pixels. Long series are
-//! reduced per pixel column (`crate::reduce`). Each chart reads out by hovering or by the
+//! reduced per pixel column (`analyzer::insights::reduce::runs`). Each chart reads out by hovering or by the
 //! arrow keys (Shift: 10 steps; Home/End; Escape closes), and has its data table.
 
 use std::sync::Arc;
 
 use analyzer::compare::Overlay;
 use analyzer::insights::charts::{BarChart, TimeChart};
+use analyzer::insights::reduce;
 use leptos::prelude::*;
 use plotters::coord::ranged1d::{IntoSegmentedCoord, SegmentValue};
 use plotters::prelude::*;
@@ -15,7 +16,7 @@ use plotters_canvas::CanvasBackend;
 use wasm_bindgen::JsCast;
 
 use crate::dom::document;
-use crate::reduce::{nearest, reduce, table_rows};
+use crate::reduce::{nearest, table_rows};
 
 /// Rows a data table shows at most (a 24-hour recording has 345,600 samples).
 const TABLE_ROWS: usize = 2_000;
@@ -185,7 +186,7 @@ fn draw_time(canvas: &web_sys::HtmlCanvasElement, c: &TimeChart) -> Option<Geom>
     for (k, line) in c.lines.iter().enumerate() {
         let colour = p.lines[k % p.lines.len()];
         let style = colour.stroke_width(2);
-        let runs = reduce(&c.t, &line.values, x0, x1, columns);
+        let runs = reduce::runs(&c.t, &line.values, x0, x1, columns);
         let mut first = true;
         for run in runs {
             let anno = match line.kind.as_str() {
@@ -341,6 +342,8 @@ fn step(key: &str, shift: bool, at: Option<usize>, n: usize) -> Option<Option<us
 fn DataTable(
     head: Vec<String>,
     rows: Arc<dyn Fn() -> (Vec<Vec<String>>, usize) + Send + Sync>,
+    /// Said above the table: the chart's data was reduced, from how many samples.
+    reduced: Option<String>,
 ) -> impl IntoView {
     let open = RwSignal::new(false);
     view! {
@@ -355,6 +358,7 @@ fn DataTable(
                     .then(|| {
                         let (rows, step) = rows();
                         view! {
+                            {reduced.clone().map(|r| view! { <p class="note">{r}</p> })}
                             {(step > 1).then(|| view! {
                                 <p class="note">"Every "{step}"th reading of "{fmt((rows.len() as f64 - 1.0) * step as f64, 0)}"+ is shown, and the last."</p>
                             })}
@@ -390,6 +394,8 @@ struct Figure<S, R, M, K> {
     on_key: K,
     head: Vec<String>,
     rows: Arc<dyn Fn() -> (Vec<Vec<String>>, usize) + Send + Sync>,
+    /// The data table's note when the chart's data was reduced.
+    reduced: Option<String>,
 }
 
 impl<S, R, M, K> Figure<S, R, M, K>
@@ -413,6 +419,7 @@ where
             on_key,
             head,
             rows,
+            reduced,
         } = self;
         let description = format!("{title}. {caption}");
         view! {
@@ -438,7 +445,7 @@ where
                     {readout}
                 </p>
                 <figcaption>{caption}</figcaption>
-                <DataTable head=head rows=rows />
+                <DataTable head=head rows=rows reduced=reduced />
             </figure>
         }
     }
@@ -562,6 +569,15 @@ pub fn TimeChartView(chart: Arc<TimeChart>, theme: RwSignal<u32>) -> impl IntoVi
         on_key,
         head,
         rows,
+        reduced: chart.reduced_from.map(|from| {
+            format!(
+                "The chart's data is reduced: it keeps {} of the {} samples (in each stretch \
+                 of time, every line's first, lowest and highest sample and its last), and \
+                 the table lists those.",
+                fmt(n as f64, 0),
+                fmt(from as f64, 0)
+            )
+        }),
     }
     .into_view()
 }
@@ -642,6 +658,7 @@ pub fn BarChartView(chart: Arc<BarChart>, theme: RwSignal<u32>) -> impl IntoView
         on_key,
         head,
         rows,
+        reduced: None,
     }
     .into_view()
 }
@@ -703,7 +720,7 @@ fn draw_overlay(canvas: &web_sys::HtmlCanvasElement, c: &Overlay) -> Option<Geom
         let colour = p.lines[s.column % p.lines.len()];
         let style = colour.stroke_width(2);
         let from = s.t.partition_point(|&t| t < x0);
-        let runs = reduce(&s.t[from..], &s.values[from..], x0, x1, columns);
+        let runs = reduce::runs(&s.t[from..], &s.values[from..], x0, x1, columns);
         let mut first = true;
         for run in runs {
             let pts = if s.kind == "step" {

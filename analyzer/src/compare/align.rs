@@ -6,7 +6,8 @@
 
 use serde::Serialize;
 
-use crate::insights::charts::TimeChart;
+use crate::engine::Engine;
+use crate::insights::charts::{Charts, TimeChart};
 use crate::report::Report;
 
 /// How the load's start was found.
@@ -38,22 +39,29 @@ impl Alignment {
 }
 
 /// Seconds since the run's first reading at which the load started, and how that was
-/// found; `None` without a recording.
+/// found; `None` without a recording. Found from every reading when the report was built
+/// ([`find_load_start`]), before its charts were reduced to what a screen shows.
 pub fn load_start(report: &Report) -> (Option<f64>, Alignment) {
-    let Some(requests) = report.charts.requests.as_ref() else {
+    report.load_start
+}
+
+/// Where the load started on `charts`' time axis (every reading, not yet reduced):
+/// `engine`'s gauges may lag, then the load tool's `duration` counts back from the end.
+pub fn find_load_start(
+    charts: &Charts,
+    engine: Option<Engine>,
+    duration: Option<f64>,
+) -> (Option<f64>, Alignment) {
+    let Some(requests) = charts.requests.as_ref() else {
         return (None, Alignment::NoRecording);
     };
     let Some(&t0) = requests.t.first() else {
         return (None, Alignment::NoRecording);
     };
-    let lags = report.engine.is_some_and(|e| e.gauges_lag());
+    let lags = engine.is_some_and(|e| e.gauges_lag());
     if lags {
-        let duration = report
-            .bench
-            .as_ref()
-            .and_then(|b| b.duration)
-            .filter(|d| d.is_finite() && *d > 0.0);
-        let charts = [Some(requests), report.charts.kv.as_ref()];
+        let duration = duration.filter(|d| d.is_finite() && *d > 0.0);
+        let charts = [Some(requests), charts.kv.as_ref()];
         let end = charts
             .into_iter()
             .flatten()

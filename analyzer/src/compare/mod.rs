@@ -18,7 +18,7 @@ use crate::engine::Engine;
 use crate::report::Report;
 use crate::verdict::Status;
 
-pub use align::{load_start, Alignment};
+pub use align::{find_load_start, load_start, Alignment};
 pub use baseline::{Baseline, Regression, Tolerance};
 pub use overlay::{overlays, Overlay, OverlaySeries};
 pub use rows::Kind;

@@ -1,5 +1,6 @@
 //! The data behind every chart of the report (report.md §6, §7): the front ends draw
-//! these values and compute nothing. Each chart serializes as the Report writes it.
+//! these values and compute nothing. Each chart serializes as the Report writes it. Long
+//! time charts are reduced to what a screen shows ([`TimeChart::reduce`], `super::reduce`).
 
 use serde::{Serialize, Serializer};
 
@@ -13,6 +14,7 @@ use crate::num::{fixed, shortest, thousands};
 use crate::series::Series;
 
 use super::cache::CacheMath;
+use super::reduce::{self, Columns};
 
 /// One line of a time chart; `values[i]` belongs to `t[i]`, `None` is a gap.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -43,6 +45,10 @@ pub struct TimeChart {
     pub y_max: Option<f64>,
     /// Decimals of each line's values in the data table.
     pub decimals: usize,
+    /// How many samples the chart was reduced from ([`TimeChart::reduce`]); written only
+    /// when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reduced_from: Option<usize>,
     pub t: Vec<f64>,
     pub lines: Vec<ChartLine>,
     pub markers: Vec<Marker>,
@@ -52,6 +58,90 @@ pub struct TimeChart {
     /// Stretches of time to shade (T16's throttle episodes); written only when there are.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bands: Vec<Band>,
+}
+
+impl TimeChart {
+    /// Keeps only the samples a screen shows when there are more than [`reduce::BUDGET`]:
+    /// per column of [`reduce::COLUMNS`], every line's first, lowest, highest and last
+    /// sample (the union over the lines, so `t` stays shared) and each marker's sample;
+    /// markers in one column become one, their counts summed (`word`: what they count).
+    /// The caption and `reduced_from` say so. A shorter chart stays as it is.
+    pub fn reduce(&mut self, word: &str) {
+        let n = self.t.len();
+        let (Some(&x0), Some(&x1)) = (self.t.first(), self.t.last()) else {
+            return;
+        };
+        if n <= reduce::BUDGET || self.reduced_from.is_some() {
+            return;
+        }
+        let grid = Columns::new(x0, x1, reduce::COLUMNS);
+        let markers = merge_markers(&self.markers, grid, word);
+        let mut keep = reduce::chart_indices(
+            &self.t,
+            self.lines.iter().map(|l| l.values.as_slice()),
+            grid,
+        );
+        // Each mark's own sample, so reading the chart there names it.
+        keep.extend(markers.iter().filter_map(|m| {
+            let k = self.t.partition_point(|&x| x < m.t);
+            (self.t.get(k) == Some(&m.t)).then_some(k)
+        }));
+        keep.sort_unstable();
+        keep.dedup();
+        if keep.len() >= n {
+            return;
+        }
+        self.t = keep.iter().map(|&i| self.t[i]).collect();
+        for l in &mut self.lines {
+            l.values = keep.iter().map(|&i| l.values[i]).collect();
+        }
+        self.caption.push_str(&format!(
+            " Drawn from {} of its {} samples: in each of {} equal stretches of time, every \
+             line's first, lowest, highest and last sample, so every spike and the exact \
+             extremes remain.",
+            thousands(keep.len() as f64),
+            thousands(n as f64),
+            thousands(reduce::COLUMNS as f64)
+        ));
+        if markers.len() < self.markers.len() {
+            self.caption
+                .push_str(&format!(" A mark sums the {word}s of its stretch."));
+        }
+        self.markers = markers;
+        self.reduced_from = Some(n);
+    }
+}
+
+/// Markers falling in one column of `grid` as one, at the first one's time.
+fn merge_markers(markers: &[Marker], grid: Columns, word: &str) -> Vec<Marker> {
+    let mut out: Vec<(usize, f64, Marker)> = Vec::new();
+    for m in markers {
+        let c = grid.of(m.t);
+        match out.last_mut() {
+            Some((col, to, merged)) if *col == c => {
+                merged.count += m.count;
+                *to = m.t;
+                merged.label = format!(
+                    "{} {} from {} s to {} s",
+                    shortest(merged.count),
+                    plural(word, merged.count),
+                    fixed(merged.t, 1),
+                    fixed(*to, 1)
+                );
+            }
+            _ => out.push((c, m.t, m.clone())),
+        }
+    }
+    out.into_iter().map(|(_, _, m)| m).collect()
+}
+
+/// `word`, with an s unless `n` is one.
+fn plural(word: &str, n: f64) -> String {
+    if n == 1.0 {
+        word.to_string()
+    } else {
+        format!("{word}s")
+    }
 }
 
 /// A shaded stretch of a time chart, from `from` to `to` seconds.
@@ -126,6 +216,25 @@ pub struct Charts {
     /// The share of prompt tokens served from the prefix cache over time (T17).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix_cache: Option<TimeChart>,
+}
+
+impl Charts {
+    /// Every time chart reduced to what a screen shows ([`TimeChart::reduce`]).
+    pub fn reduce(&mut self, engine: Engine) {
+        let word = engine.eviction_word();
+        for c in [
+            &mut self.requests,
+            &mut self.kv,
+            &mut self.tokens,
+            &mut self.gpu,
+            &mut self.prefix_cache,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            c.reduce(word);
+        }
+    }
 }
 
 /// What the charts draw on.
@@ -258,6 +367,7 @@ fn gpu_chart(gpu: &GpuSamples, series: Option<&Series>) -> Option<TimeChart> {
         y_label: "% of maximum, °C".into(),
         y_max: None,
         decimals: 0,
+        reduced_from: None,
         t,
         lines,
         markers: Vec::new(),
@@ -310,6 +420,7 @@ fn prefix_cache_chart(engine: Engine, series: &Series, times: &[f64]) -> Option<
         y_label: "% of prompt tokens".into(),
         y_max: Some(100.0),
         decimals: 1,
+        reduced_from: None,
         t: times.to_vec(),
         lines: vec![
             line("prefix_cache", "between readings", "line", per_reading),
@@ -380,9 +491,9 @@ fn markers(engine: Engine, series: &Series, times: &[f64]) -> Vec<Marker> {
                     t: times[k],
                     count: n,
                     label: format!(
-                        "{} {word}{} at {} s",
+                        "{} {} at {} s",
                         shortest(n),
-                        if n == 1.0 { "" } else { "s" },
+                        plural(word, n),
                         fixed(times[k], 1)
                     ),
                 });
@@ -422,6 +533,7 @@ fn requests_chart(inputs: &ChartInputs<'_>, series: &Series, times: &[f64]) -> T
         caption,
         y_label: "requests".into(),
         y_max: None,
+        reduced_from: None,
         t: times.to_vec(),
         lines: vec![
             line(
@@ -486,6 +598,7 @@ fn kv_chart(inputs: &ChartInputs<'_>, series: &Series, times: &[f64]) -> TimeCha
         caption,
         y_label: "% in use".into(),
         y_max: Some(100.0),
+        reduced_from: None,
         t: times.to_vec(),
         lines: vec![line(
             "kv",
@@ -532,6 +645,7 @@ fn tokens_chart(series: &Series, times: &[f64]) -> Option<TimeChart> {
             .into(),
         y_label: "tokens/s".into(),
         y_max: None,
+        reduced_from: None,
         t: times.to_vec(),
         lines: vec![line("tokens", "tokens/s", "line", values)],
         markers: Vec::new(),
@@ -725,5 +839,79 @@ mod tests {
             ..Series::default()
         };
         assert!(prefix_cache_chart(Engine::Vllm, &flat, &times).is_none());
+    }
+
+    fn long_chart(n: usize) -> TimeChart {
+        let t: Vec<f64> = (0..n).map(|k| k as f64 * 0.25).collect();
+        let markers = [10, 11, n / 2]
+            .into_iter()
+            .map(|k| Marker {
+                t: t[k],
+                count: 2.0,
+                label: format!("2 preemptions at {} s", fixed(t[k], 1)),
+            })
+            .collect();
+        TimeChart {
+            key: "kv".into(),
+            title: "KV".into(),
+            caption: "Share.".into(),
+            y_label: "%".into(),
+            y_max: None,
+            decimals: 1,
+            reduced_from: None,
+            lines: vec![line(
+                "kv",
+                "kv",
+                "line",
+                (0..n).map(|k| Some((k % 13) as f64)).collect(),
+            )],
+            t,
+            markers,
+            reference: None,
+            bands: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_chart_within_the_budget_stays_as_it_is() {
+        let mut c = long_chart(reduce::BUDGET);
+        let before = c.clone();
+        c.reduce("preemption");
+        assert_eq!(c, before);
+        assert!(!crate::json::to_compact(&c).contains("reduced_from"));
+    }
+
+    #[test]
+    fn a_long_chart_is_reduced_and_says_so() {
+        let n = 100_000;
+        let mut c = long_chart(n);
+        c.lines[0].values[n / 3] = Some(99.0);
+        c.reduce("preemption");
+        assert_eq!(c.reduced_from, Some(n));
+        assert!(c.t.len() <= 4 * reduce::COLUMNS + 3, "{}", c.t.len());
+        assert_eq!((c.t[0], *c.t.last().unwrap()), (0.0, (n - 1) as f64 * 0.25));
+        assert!(c.lines[0].values.contains(&Some(99.0)));
+        assert!(
+            c.caption.contains("of its 100,000 samples"),
+            "{}",
+            c.caption
+        );
+        assert!(crate::json::to_compact(&c).contains("\"reduced_from\": 100000"));
+        // The two marks a column apart merge; each kept mark sits on a kept sample.
+        assert_eq!(c.markers.len(), 2);
+        assert_eq!(c.markers[0].count, 4.0);
+        assert_eq!(c.markers[0].label, "4 preemptions from 2.5 s to 2.8 s");
+        assert_eq!(
+            c.markers[1].label,
+            format!("2 preemptions at {} s", fixed(c.markers[1].t, 1))
+        );
+        assert!(c.markers.iter().all(|m| c.t.contains(&m.t)));
+        assert!(c
+            .caption
+            .ends_with("A mark sums the preemptions of its stretch."));
+        // Reducing again changes nothing.
+        let once = c.clone();
+        c.reduce("preemption");
+        assert_eq!(c, once);
     }
 }

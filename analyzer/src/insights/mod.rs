@@ -8,5 +8,6 @@ pub mod charts;
 pub mod fact;
 pub mod format;
 pub mod limits;
+pub mod reduce;
 pub mod server;
 pub mod summary;
