@@ -1,8 +1,8 @@
 //! The report's charts, drawn with plotters on a canvas from the Report's chart data
 //! (`analyzer::insights::charts`), and several runs' charts overlaid (`analyzer::compare`):
-//! nothing is computed here but pixels. Long series are
-//! reduced per pixel column (`analyzer::insights::reduce::runs`). Each chart reads out by hovering or by the
-//! arrow keys (Shift: 10 steps; Home/End; Escape closes), and has its data table.
+//! nothing is computed here but pixels. Long series are reduced per pixel column
+//! (`analyzer::insights::reduce::runs`). Each chart reads out by hovering or by the arrow
+//! keys (Shift: 10 steps; Home/End; Escape closes), and has its data table.
 
 use std::sync::Arc;
 
@@ -126,6 +126,71 @@ fn fmt(v: f64, decimals: usize) -> String {
     }
 }
 
+/// The axes of a chart over time: seconds on x from `x.0` to `x.1`, 0 to `y1` on y, the
+/// two axis descriptions; with where the plot sits in pixels and how many pixel columns
+/// it has (the resolution long series are reduced to).
+fn time_axes<'a>(
+    root: &'a DrawingArea<CanvasBackend, plotters::coord::Shift>,
+    x: (f64, f64),
+    y1: f64,
+    (x_desc, y_desc): (&str, &str),
+    p: &Palette,
+) -> Option<(TimeArea<'a>, Geom, usize)> {
+    let font = label_font(p);
+    let mut ch = ChartBuilder::on(root)
+        .margin(12)
+        .margin_right(24)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x.0..x.1, 0f64..y1)
+        .ok()?;
+    ch.configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .label_style(font.clone())
+        .axis_desc_style(font)
+        .axis_style(p.fg)
+        .bold_line_style(p.grid)
+        .light_line_style(p.bg)
+        .x_labels(8)
+        .y_labels(6)
+        .x_label_formatter(&|v| fmt(*v, 0))
+        .y_label_formatter(&|v| fmt(*v, if y1 >= 5.0 { 0 } else { 1 }))
+        .draw()
+        .ok()?;
+    let (xr, _) = ch.plotting_area().get_pixel_range();
+    let geom = Geom {
+        px0: f64::from(xr.start),
+        px1: f64::from(xr.end),
+        x0: x.0,
+        x1: x.1,
+    };
+    Some((ch, geom, (xr.end - xr.start).max(1) as usize))
+}
+
+type TimeArea<'a> = ChartContext<
+    'a,
+    CanvasBackend,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// The text style of axes and legends.
+fn label_font(p: &Palette) -> TextStyle<'static> {
+    ("sans-serif", 13).into_font().color(&p.fg)
+}
+
+/// A step line's corners: each value held until the next sample.
+fn step_points(run: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut pts = Vec::with_capacity(run.len() * 2);
+    for (i, &(x, y)) in run.iter().enumerate() {
+        if i > 0 {
+            pts.push((x, run[i - 1].1));
+        }
+        pts.push((x, y));
+    }
+    pts
+}
+
 fn draw_time(canvas: &web_sys::HtmlCanvasElement, c: &TimeChart) -> Option<Geom> {
     let p = palette();
     let backend = CanvasBackend::with_canvas_object(canvas.clone())?;
@@ -141,36 +206,13 @@ fn draw_time(canvas: &web_sys::HtmlCanvasElement, c: &TimeChart) -> Option<Geom>
         .filter(|v| v.is_finite())
         .fold(0.0f64, f64::max);
     let y1 = c.y_max.unwrap_or_else(|| nice(data_max));
-    let font = ("sans-serif", 13).into_font().color(&p.fg);
-    let mut ch = ChartBuilder::on(&root)
-        .margin(12)
-        .margin_right(24)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(x0..x1, 0f64..y1)
-        .ok()?;
-    ch.configure_mesh()
-        .x_desc("seconds since the first reading")
-        .y_desc(c.y_label.as_str())
-        .label_style(font.clone())
-        .axis_desc_style(font.clone())
-        .axis_style(p.fg)
-        .bold_line_style(p.grid)
-        .light_line_style(p.bg)
-        .x_labels(8)
-        .y_labels(6)
-        .x_label_formatter(&|v| fmt(*v, 0))
-        .y_label_formatter(&|v| fmt(*v, if y1 >= 5.0 { 0 } else { 1 }))
-        .draw()
-        .ok()?;
-    let (xr, _) = ch.plotting_area().get_pixel_range();
-    let geom = Geom {
-        px0: f64::from(xr.start),
-        px1: f64::from(xr.end),
-        x0,
-        x1,
-    };
-    let columns = (xr.end - xr.start).max(1) as usize;
+    let (mut ch, geom, columns) = time_axes(
+        &root,
+        (x0, x1),
+        y1,
+        ("seconds since the first reading", &c.y_label),
+        &p,
+    )?;
     if !c.bands.is_empty() {
         // Shaded stretches (T16's throttle episodes), under the lines.
         let shade = p.marker.mix(0.18).filled();
@@ -193,16 +235,7 @@ fn draw_time(canvas: &web_sys::HtmlCanvasElement, c: &TimeChart) -> Option<Geom>
                 "area" => {
                     ch.draw_series(AreaSeries::new(run, 0.0, colour.mix(0.25)).border_style(style))
                 }
-                "step" => {
-                    let mut pts = Vec::with_capacity(run.len() * 2);
-                    for (i, &(x, y)) in run.iter().enumerate() {
-                        if i > 0 {
-                            pts.push((x, run[i - 1].1));
-                        }
-                        pts.push((x, y));
-                    }
-                    ch.draw_series(LineSeries::new(pts, style))
-                }
+                "step" => ch.draw_series(LineSeries::new(step_points(&run), style)),
                 _ => ch.draw_series(LineSeries::new(run, style)),
             };
             if let (Ok(a), true) = (anno, first) {
@@ -247,7 +280,7 @@ fn draw_time(canvas: &web_sys::HtmlCanvasElement, c: &TimeChart) -> Option<Geom>
         .position(SeriesLabelPosition::UpperRight)
         .background_style(p.bg.mix(0.85))
         .border_style(p.grid)
-        .label_font(font)
+        .label_font(label_font(&p))
         .draw()
         .ok()?;
     root.present().ok()?;
@@ -265,7 +298,7 @@ fn draw_bars(canvas: &web_sys::HtmlCanvasElement, c: &BarChart) -> Option<Geom> 
     }
     let max = c.bars.iter().map(|b| b.1).fold(0.0f64, f64::max);
     let y1 = nice(max);
-    let font = ("sans-serif", 13).into_font().color(&p.fg);
+    let font = label_font(&p);
     let labels: Vec<String> = c.bars.iter().map(|b| b.0.clone()).collect();
     let mut ch = ChartBuilder::on(&root)
         .margin(12)
@@ -692,30 +725,13 @@ fn draw_overlay(canvas: &web_sys::HtmlCanvasElement, c: &Overlay) -> Option<Geom
         .filter(|v| v.is_finite())
         .fold(0.0f64, f64::max);
     let y1 = c.y_max.unwrap_or_else(|| nice(data_max));
-    let font = ("sans-serif", 13).into_font().color(&p.fg);
-    let mut ch = ChartBuilder::on(&root)
-        .margin(12)
-        .margin_right(24)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(x0..x1, 0f64..y1)
-        .ok()?;
-    ch.configure_mesh()
-        .x_desc("seconds since the load started")
-        .y_desc(c.y_label.as_str())
-        .label_style(font.clone())
-        .axis_desc_style(font.clone())
-        .axis_style(p.fg)
-        .bold_line_style(p.grid)
-        .light_line_style(p.bg)
-        .x_labels(8)
-        .y_labels(6)
-        .x_label_formatter(&|v| fmt(*v, 0))
-        .y_label_formatter(&|v| fmt(*v, if y1 >= 5.0 { 0 } else { 1 }))
-        .draw()
-        .ok()?;
-    let (xr, _) = ch.plotting_area().get_pixel_range();
-    let columns = (xr.end - xr.start).max(1) as usize;
+    let (mut ch, geom, columns) = time_axes(
+        &root,
+        (x0, x1),
+        y1,
+        ("seconds since the load started", &c.y_label),
+        &p,
+    )?;
     for s in &c.series {
         let colour = p.lines[s.column % p.lines.len()];
         let style = colour.stroke_width(2);
@@ -724,14 +740,7 @@ fn draw_overlay(canvas: &web_sys::HtmlCanvasElement, c: &Overlay) -> Option<Geom
         let mut first = true;
         for run in runs {
             let pts = if s.kind == "step" {
-                let mut pts = Vec::with_capacity(run.len() * 2);
-                for (i, &(x, y)) in run.iter().enumerate() {
-                    if i > 0 {
-                        pts.push((x, run[i - 1].1));
-                    }
-                    pts.push((x, y));
-                }
-                pts
+                step_points(&run)
             } else {
                 run
             };
@@ -748,16 +757,11 @@ fn draw_overlay(canvas: &web_sys::HtmlCanvasElement, c: &Overlay) -> Option<Geom
         .position(SeriesLabelPosition::UpperRight)
         .background_style(p.bg.mix(0.85))
         .border_style(p.grid)
-        .label_font(font)
+        .label_font(label_font(&p))
         .draw()
         .ok()?;
     root.present().ok()?;
-    Some(Geom {
-        px0: f64::from(xr.start),
-        px1: f64::from(xr.end),
-        x0,
-        x1,
-    })
+    Some(geom)
 }
 
 /// An overlaid chart: its canvas and an HTML legend, one entry per run.
