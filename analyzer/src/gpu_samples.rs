@@ -65,12 +65,13 @@ fn gate_row(
     at: (&str, Option<usize>),
     out: &mut Vec<Implausible>,
 ) -> Option<GpuRow> {
-    if !plausible::gate(Quantity::WallClock, r.t_wall, at, key::T_WALL, out) {
-        return None;
-    }
-    r.t_mono_ns = r
-        .t_mono_ns
-        .filter(|&n| plausible::gate(Quantity::MonoNs, n as f64, at, key::T_MONO_NS, out));
+    r.t_mono_ns = plausible::gate_clocks(
+        r.t_wall,
+        r.t_mono_ns,
+        at,
+        (key::T_WALL, key::T_MONO_NS),
+        out,
+    )?;
     let mut keep = |q, v, field| plausible::keep(q, v, at, field, out);
     r.sm_clock_mhz = keep(Quantity::ClockMhz, r.sm_clock_mhz, key::SM_CLOCK_MHZ);
     r.power_w = keep(Quantity::PowerW, r.power_w, key::POWER_W);

@@ -242,6 +242,22 @@ pub fn gate(
 }
 
 /// An optional value through the gate: kept when plausible, recorded and dropped if not.
+/// A row's two clocks (wall seconds, monotonic nanoseconds, named by `keys`) through the
+/// gate: none when `t_wall` is refused (the row is dropped), else the monotonic stamp,
+/// absent when refused.
+pub fn gate_clocks(
+    t_wall: f64,
+    t_mono_ns: Option<i64>,
+    at: (&str, Option<usize>),
+    keys: (&str, &str),
+    out: &mut Vec<Implausible>,
+) -> Option<Option<i64>> {
+    if !gate(Quantity::WallClock, t_wall, at, keys.0, out) {
+        return None;
+    }
+    Some(t_mono_ns.filter(|&n| gate(Quantity::MonoNs, n as f64, at, keys.1, out)))
+}
+
 pub fn keep(
     q: Quantity,
     v: Option<f64>,

@@ -192,12 +192,8 @@ pub mod column {
 /// a refused `t_wall` (the one required column) drops the row.
 fn gate_row(mut r: Row, at: (&str, Option<usize>), out: &mut Vec<Implausible>) -> Option<Row> {
     use column as c;
-    if !plausible::gate(Quantity::WallClock, r.t_wall, at, c::T_WALL, out) {
-        return None;
-    }
-    r.t_mono_ns = r
-        .t_mono_ns
-        .filter(|&n| plausible::gate(Quantity::MonoNs, n as f64, at, c::T_MONO_NS, out));
+    r.t_mono_ns =
+        plausible::gate_clocks(r.t_wall, r.t_mono_ns, at, (c::T_WALL, c::T_MONO_NS), out)?;
     let mut keep = |q, v, field| plausible::keep(q, v, at, field, out);
     r.latency_s = keep(Quantity::Seconds, r.latency_s, c::LATENCY_S);
     r.running = keep(Quantity::Requests, r.running, c::RUNNING);
