@@ -126,6 +126,25 @@ fn record_serve_goes_on_with_a_warning_unless_the_check_is_required() {
     assert!(w.dir.join("run/run.series.jsonl").is_file(), "{said}");
     let (v, _) = common::verdicts(&w.dir.join("run"));
     assert_eq!(common::status(&v, "T2"), "unknown", "{v:?}");
+    // The card that cannot be read after the stop is not a stop cut short by a signal:
+    // the run completed (a real vLLM on a CPU box found this).
+    let m = common::json(&w.dir.join("run/manifest.json"));
+    let outcome = m.get("outcome").unwrap();
+    assert_eq!(
+        outcome.get("state").and_then(analyzer::json::Json::as_str),
+        Some("completed"),
+        "{outcome:?}\n{said}"
+    );
+    assert!(!said.contains("interrupted"), "{said}");
+    assert_ne!(out.status.code(), Some(130), "{said}");
+    let teardown = common::json(&w.dir.join("run/teardown.json"));
+    assert_eq!(
+        teardown
+            .get("abandoned")
+            .and_then(analyzer::json::Json::as_bool),
+        Some(false),
+        "{teardown:?}"
+    );
 
     let mut c = w.recorder();
     c.args([

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use analyzer::checks::t02_orphaned_engine::{CardCheck, Rule};
+use analyzer::checks::t02_orphaned_engine::{self as t02, CardCheck, Rule};
 use analyzer::docs::manifest::Stage;
 use analyzer::docs::processes::{Processes, When};
 use analyzer::docs::teardown::{Launched, SignalRecord, StopSignal, Target, Teardown};
@@ -113,8 +113,11 @@ fn stop_launched(server: &mut Server, fs: &ProcFs, allowed: usize, card_timeout:
     // 4. The card.
     let rule = Rule::with_timeout(card_timeout);
     let check: Option<CardCheck> = (!abandoned).then(|| teardown::card_rule(&mut live, &rule));
-    // A rule cut short by a signal leaves the card unjudged: the stop was abandoned.
-    abandoned |= check.as_ref().is_some_and(|c| c.clear.is_none());
+    // A rule cut short by a signal leaves the card unjudged: the stop was abandoned. (A
+    // card without a reader is unjudged too, but nothing was cut short.)
+    abandoned |= check
+        .as_ref()
+        .is_some_and(|c| c.clear.is_none() && !t02::no_reader(&c.reason));
     Teardown {
         launched: Some(Launched {
             pid: server.pid,
