@@ -163,7 +163,20 @@ fn a_pool_that_fits_and_one_that_does_not() {
     assert_eq!(evidence_f64(&a, "T1", "preemptions"), Some(preempted));
     assert_eq!(status(&v, "T8"), "fail", "{:?}", check(&a, "T8"));
     assert!(evidence_f64(&a, "T8", "peak_running").unwrap() < 8.0);
-    assert_eq!(status(&v, "T9"), "warn", "{:?}", check(&a, "T9"));
+    // T9 on a real engine depends on which moments the 4 Hz readings catch: it warns when
+    // they catch the ceiling falling as outputs grow, and passes when every saturated
+    // reading shows the same ceiling (both seen on this box; `fixtures/real/small-pool`
+    // pins a warning). Either way the ceiling is read from the small pool: below the 8
+    // asked for.
+    let t9 = status(&v, "T9");
+    let low = evidence_f64(&a, "T9", "ceiling_min").unwrap();
+    let high = evidence_f64(&a, "T9", "ceiling_max").unwrap();
+    assert!(t9 == "warn" || t9 == "pass", "{:?}", check(&a, "T9"));
+    assert!(
+        1.0 <= low && low <= high && high < 8.0,
+        "{:?}",
+        check(&a, "T9")
+    );
     assert_eq!(status(&v, "T14"), "pass", "{:?}", check(&a, "T14"));
     assert_eq!(
         evidence_f64(&a, "T14", "inferred_usable_blocks"),
