@@ -150,7 +150,7 @@ impl Scraper {
         path: &str,
         (t0, t1, reply): (Stamp, Stamp, http::Reply),
     ) -> Result<Reading, ScrapeError> {
-        let text = reply.text();
+        let text = reply.into_text();
         let metrics = Exposition::parse(&text).map_err(|e| ScrapeError::NotPrometheus {
             path: path.to_string(),
             detail: e.to_string(),
