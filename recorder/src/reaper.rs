@@ -9,7 +9,7 @@ use std::process::{Child, Command};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use nix::sys::wait::{waitpid, WaitPidFlag};
+use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag};
 use nix::unistd::Pid;
 
 use crate::procs::ProcFs;
@@ -26,11 +26,27 @@ pub fn spawn(cmd: &mut Command) -> std::io::Result<Child> {
 
 /// Reaps adopted zombies once.
 pub fn reap_adopted(fs: &ProcFs) {
-    let me = std::process::id() as i32;
     let g = OWN.lock().unwrap_or_else(|e| e.into_inner());
     let own = g.as_ref();
+    let is_own = |pid: i32| own.is_some_and(|o| o.contains(&pid));
+    // Ask the kernel which child has ended, without reaping it (WNOWAIT): one call when
+    // none has, where reading every process of the machine once a second cost more than
+    // anything else the recorder did during a load. Only when the one it names is a
+    // child of our own (whose owner collects it) can others hide behind it: then the table.
+    let peek = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    // Bounded, so a child the wait cannot collect never spins this thread.
+    for _ in 0..64 {
+        match waitid(Id::All, peek).ok().and_then(|s| s.pid()) {
+            None => return,
+            Some(pid) if is_own(pid.as_raw()) => break,
+            Some(pid) => {
+                let _ = waitpid(pid, Some(WaitPidFlag::WNOHANG));
+            }
+        }
+    }
+    let me = std::process::id() as i32;
     for p in fs.table() {
-        if p.ppid == me && p.state == 'Z' && !own.is_some_and(|o| o.contains(&p.pid)) {
+        if p.ppid == me && p.state == 'Z' && !is_own(p.pid) {
             let _ = waitpid(Pid::from_raw(p.pid), Some(WaitPidFlag::WNOHANG));
         }
     }
