@@ -7,6 +7,7 @@ use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant, SystemTime};
 
 use analyzer::docs::{self, manifest::Client};
@@ -336,7 +337,27 @@ pub fn run(
     Ok((ended(status), interrupted))
 }
 
+/// How often the wait for the load looks at signals and refreshes the live line; the
+/// load's end itself wakes it at once.
+const WAIT_STEP: Duration = Duration::from_millis(100);
+
+/// Wakes `rx`'s owner when `pid` has ended, without collecting it (WNOWAIT): the exit
+/// status stays for `Child::try_wait`.
+fn notify_exit(pid: nix::unistd::Pid) -> Receiver<()> {
+    use nix::sys::wait::{waitid, Id, WaitPidFlag};
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        while let Err(nix::errno::Errno::EINTR) =
+            waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT)
+        {}
+        let _ = tx.send(());
+    });
+    rx
+}
+
 fn wait(child: &mut Child, tick: &mut dyn FnMut()) -> ExitStatus {
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let exited = notify_exit(pid);
     let mut since_signal: Option<Instant> = None;
     let mut termed: Option<Instant> = None;
     loop {
@@ -349,10 +370,7 @@ fn wait(child: &mut Child, tick: &mut dyn FnMut()) -> ExitStatus {
             // moment to stop on its own; otherwise stop it now.
             let grace = if signals::last_was_sigint() { 10 } else { 0 };
             if termed.is_none() && t0.elapsed() >= Duration::from_secs(grace) {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(child.id() as i32),
-                    Signal::SIGTERM,
-                );
+                let _ = nix::sys::signal::kill(pid, Signal::SIGTERM);
                 termed = Some(Instant::now());
             }
             if termed.is_some_and(|t| t.elapsed() >= Duration::from_secs(10)) {
@@ -360,7 +378,10 @@ fn wait(child: &mut Child, tick: &mut dyn FnMut()) -> ExitStatus {
             }
         }
         tick();
-        std::thread::sleep(Duration::from_millis(20));
+        // Woken early by the load's end; once the watcher is gone, the plain step.
+        if let Err(RecvTimeoutError::Disconnected) = exited.recv_timeout(WAIT_STEP) {
+            std::thread::sleep(WAIT_STEP);
+        }
     }
 }
 

@@ -171,9 +171,11 @@ pub struct Summary {
     pub rows: usize,
     pub failures: usize,
     pub note: Option<String>,
-    pub latencies: Vec<f64>,
     pub write_error: Option<String>,
 }
+
+/// How often a parked series thread looks at its stop flag.
+const STOP_CHECK: Duration = Duration::from_millis(100);
 
 /// Records until `stop` is set: read, write, wait `interval` (interruptibly), repeat.
 /// `verbose` prints `scrape failed: ERROR` per failed reading (`watch`).
@@ -190,7 +192,6 @@ pub fn record_until(
         match scraper.scrape() {
             Ok(reading) => match writer.write(&reading) {
                 Ok(row) => {
-                    summary.latencies.push(reading.latency_s);
                     if let Ok(mut latest) = latest.lock() {
                         *latest = Some(row);
                     }
@@ -207,9 +208,14 @@ pub fn record_until(
                 }
             }
         }
+        // Parked between readings: `Recorder::finish` wakes the thread at once; a stop
+        // set without a wake-up (`watch`) is seen within 100 ms.
         let end = Instant::now() + interval;
-        while Instant::now() < end && !stop.load(Ordering::SeqCst) {
-            std::thread::sleep((end - Instant::now()).min(Duration::from_millis(10)));
+        while let Some(left) = end.checked_duration_since(Instant::now()) {
+            if stop.load(Ordering::SeqCst) || left.is_zero() {
+                break;
+            }
+            std::thread::park_timeout(left.min(STOP_CHECK));
         }
     }
     summary.rows = writer.rows;
@@ -224,6 +230,7 @@ pub fn record_until(
 /// just after the after snapshot).
 pub struct Recorder {
     stop: Arc<AtomicBool>,
+    thread: std::thread::Thread,
     done: std::sync::mpsc::Receiver<Summary>,
     pub latest: Latest,
 }
@@ -234,16 +241,22 @@ impl Recorder {
         let latest: Latest = Arc::new(Mutex::new(None));
         let (tx, done) = std::sync::mpsc::channel();
         let (stop2, latest2) = (stop.clone(), latest.clone());
-        std::thread::spawn(move || {
+        let handle = std::thread::spawn(move || {
             let summary = record_until(&scraper, &mut writer, interval, &stop2, &latest2, false);
             let _ = tx.send(summary);
         });
-        Recorder { stop, done, latest }
+        Recorder {
+            stop,
+            thread: handle.thread().clone(),
+            done,
+            latest,
+        }
     }
 
     /// Stops it; the reading in progress is finished (at most `wait`).
     pub fn finish(self, wait: Duration) -> Option<Summary> {
         self.stop.store(true, Ordering::SeqCst);
+        self.thread.unpark();
         self.done.recv_timeout(wait).ok()
     }
 }
