@@ -53,18 +53,7 @@ fn pinned_in(name: &str, engine: &str, expect: &[(&str, &str)]) {
             .and_then(Json::as_str),
         Some("completed")
     );
-    let (v, a) = verdicts(&dir);
-    assert!(a.errors.is_empty(), "{engine}: {:?}", a.errors);
-    let got: Vec<(String, String)> = v.iter().map(|(k, s)| (k.clone(), s.join(","))).collect();
-    let want: Vec<(String, String)> = {
-        let mut w: Vec<(String, String)> = expect
-            .iter()
-            .map(|(k, s)| (k.to_string(), s.to_string()))
-            .collect();
-        w.sort();
-        w
-    };
-    assert_eq!(got, want, "{engine}");
+    assert_verdicts(&dir, expect);
     assert!(m
         .get("title")
         .and_then(Json::as_str)

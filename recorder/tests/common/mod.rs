@@ -192,6 +192,22 @@ pub fn verdicts(dir: &Path) -> (BTreeMap<String, Vec<String>>, analyzer::Analysi
     (m, a)
 }
 
+/// A recorded folder's verdicts against pinned ones (`("T7", "fail,fail")` for a tripwire
+/// with two results), every file readable; the analysis for further checks.
+pub fn assert_verdicts(dir: &Path, expect: &[(&str, &str)]) -> analyzer::Analysis {
+    let (v, a) = verdicts(dir);
+    let shown = dir.display();
+    assert!(a.errors.is_empty(), "{shown}: {:?}", a.errors);
+    let got: Vec<(String, String)> = v.iter().map(|(k, s)| (k.clone(), s.join(","))).collect();
+    let mut want: Vec<(String, String)> = expect
+        .iter()
+        .map(|(k, s)| (k.to_string(), s.to_string()))
+        .collect();
+    want.sort();
+    assert_eq!(got, want, "{shown}");
+    a
+}
+
 pub fn status(m: &BTreeMap<String, Vec<String>>, id: &str) -> String {
     m.get(id).map(|v| v.join(",")).unwrap_or_else(|| "-".into())
 }
