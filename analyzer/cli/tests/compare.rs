@@ -20,6 +20,18 @@ fn run(args: &[&str]) -> Output {
         .expect("run inferlint")
 }
 
+/// `inferlint compare --baseline OLD NEW` and more arguments.
+fn baseline(old: &Path, new: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "compare",
+        "--baseline",
+        old.to_str().unwrap(),
+        new.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    run(&args)
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -226,12 +238,7 @@ fn baseline_exits_1_when_t8_went_from_pass_to_fail_and_0_on_identical_runs() {
     // SGLang's own client ran all 32 at once (T8 passes); `vllm bench serve` got 29.
     let old = root.join("sglang-0.5/qwen3-8b-own-client");
     let new = root.join("sglang-0.5/qwen3-8b");
-    let o = run(&[
-        "compare",
-        "--baseline",
-        old.to_str().unwrap(),
-        new.to_str().unwrap(),
-    ]);
+    let o = baseline(&old, &new, &[]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
     let regression = out
@@ -245,13 +252,7 @@ fn baseline_exits_1_when_t8_went_from_pass_to_fail_and_0_on_identical_runs() {
     );
 
     // The same pair the other way round is no regression on T8 (a failure that passes).
-    let o = run(&[
-        "compare",
-        "--baseline",
-        new.to_str().unwrap(),
-        old.to_str().unwrap(),
-        "--json",
-    ]);
+    let o = baseline(&new, &old, &["--json"]);
     let doc = json::parse(&stdout(&o)).unwrap();
     let regressions = doc
         .get("baseline")
@@ -265,12 +266,7 @@ fn baseline_exits_1_when_t8_went_from_pass_to_fail_and_0_on_identical_runs() {
     // Two identical runs.
     let a = copy_dir(&root.join("vllm-0.30/qwen3-8b-start1"), "same-a");
     let b = copy_dir(&root.join("vllm-0.30/qwen3-8b-start1"), "same-b");
-    let o = run(&[
-        "compare",
-        "--baseline",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-    ]);
+    let o = baseline(&a, &b, &[]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("No regression"));
 }
@@ -285,15 +281,7 @@ fn baseline_tolerance_decides_a_throughput_drop() {
     let old = root.join("trtllm-1.3/qwen3-8b");
     let new = root.join("vllm-0.30/qwen3-8b-start1");
     let json_of = |tol: &str| {
-        let o = run(&[
-            "compare",
-            "--baseline",
-            old.to_str().unwrap(),
-            new.to_str().unwrap(),
-            "--tolerance",
-            tol,
-            "--json",
-        ]);
+        let o = baseline(&old, &new, &["--tolerance", tol, "--json"]);
         (o.status.code(), json::parse(&stdout(&o)).unwrap())
     };
     let keys = |doc: &Json| -> Vec<String> {
@@ -589,14 +577,7 @@ fn junit_of_a_baseline_comparison_fails_exactly_the_regressions() {
     };
     let old = root.join("sglang-0.5/qwen3-8b-own-client");
     let new = root.join("sglang-0.5/qwen3-8b");
-    let o = run(&[
-        "compare",
-        "--baseline",
-        old.to_str().unwrap(),
-        new.to_str().unwrap(),
-        "--format",
-        "junit",
-    ]);
+    let o = baseline(&old, &new, &["--format", "junit"]);
     assert_eq!(o.status.code(), Some(1));
     let xml = stdout(&o);
     let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
