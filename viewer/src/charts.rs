@@ -174,6 +174,11 @@ type TimeArea<'a> = ChartContext<
     Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
 >;
 
+/// The top of a time chart's y axis: the fixed one, else a round number above the data.
+fn y_top(fixed: Option<f64>, values: impl Iterator<Item = f64>) -> f64 {
+    fixed.unwrap_or_else(|| nice(values.filter(|v| v.is_finite()).fold(0.0f64, f64::max)))
+}
+
 /// The text style of axes and legends.
 fn label_font(p: &Palette) -> TextStyle<'static> {
     ("sans-serif", 13).into_font().color(&p.fg)
@@ -198,14 +203,13 @@ fn draw_time(canvas: &web_sys::HtmlCanvasElement, c: &TimeChart) -> Option<Geom>
     root.fill(&p.bg).ok()?;
     let x0 = *c.t.first()?;
     let x1 = c.t.last().copied().filter(|&x| x > x0).unwrap_or(x0 + 1.0);
-    let data_max = c
-        .lines
-        .iter()
-        .flat_map(|l| l.values.iter().flatten().copied())
-        .chain(c.reference.as_ref().map(|r| r.0))
-        .filter(|v| v.is_finite())
-        .fold(0.0f64, f64::max);
-    let y1 = c.y_max.unwrap_or_else(|| nice(data_max));
+    let y1 = y_top(
+        c.y_max,
+        c.lines
+            .iter()
+            .flat_map(|l| l.values.iter().flatten().copied())
+            .chain(c.reference.as_ref().map(|r| r.0)),
+    );
     let (mut ch, geom, columns) = time_axes(
         &root,
         (x0, x1),
@@ -718,13 +722,12 @@ fn draw_overlay(canvas: &web_sys::HtmlCanvasElement, c: &Overlay) -> Option<Geom
         return None;
     }
     let x1 = if x1 > x0 { x1 } else { x0 + 1.0 };
-    let data_max = c
-        .series
-        .iter()
-        .flat_map(|s| s.values.iter().flatten().copied())
-        .filter(|v| v.is_finite())
-        .fold(0.0f64, f64::max);
-    let y1 = c.y_max.unwrap_or_else(|| nice(data_max));
+    let y1 = y_top(
+        c.y_max,
+        c.series
+            .iter()
+            .flat_map(|s| s.values.iter().flatten().copied()),
+    );
     let (mut ch, geom, columns) = time_axes(
         &root,
         (x0, x1),
