@@ -270,6 +270,7 @@ pub fn documents(data: &[u8]) {
     round_trip::<docs::Teardown>(data);
     round_trip::<docs::Manifest>(data);
     round_trip::<docs::Processes>(data);
+    round_trip::<docs::Fleet>(data);
     round_trip::<docs::SnapshotDoc>(data);
     round_trip::<docs::SeriesHeader>(data);
 }

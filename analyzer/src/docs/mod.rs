@@ -13,6 +13,7 @@
 mod keyword;
 mod lenient;
 
+pub mod fleet;
 pub mod gate;
 pub mod gpu;
 pub mod manifest;
@@ -29,6 +30,7 @@ use crate::engine::Engine;
 use crate::input::{decode_strict, InputError};
 use crate::json::{self, Json};
 
+pub use fleet::{Fleet, Replica};
 pub use gate::Gate;
 pub use gpu::{GpuCard, GpuHeader, GpuRow};
 pub use manifest::Manifest;
@@ -62,6 +64,13 @@ pub const AIPERF_RESULT: &str = "profile_export_aiperf.json";
 pub const AIPERF_DIR: &str = "aiperf";
 /// The load command's merged output.
 pub const LOAD_LOG: &str = "load.log";
+/// A deployment's identity: the Prometheus source and its replicas (`fleet.rs`).
+pub const FLEET: &str = "fleet.json";
+/// The subfolder holding one folder per replica, each laid out like a single server's
+/// run folder (snapshots and series under their usual names).
+pub const REPLICAS_DIR: &str = "replicas";
+/// The subfolder holding the router's own metrics (snapshots under their usual names).
+pub const ROUTER_DIR: &str = "router";
 /// The recorder's documents (recorder.md §9.2).
 pub const MANIFEST: &str = "manifest.json";
 pub const GATE: &str = "gate.json";
@@ -79,7 +88,7 @@ pub const SNAPSHOT_SUFFIX: &str = ".snapshot.json";
 pub const SERIES_SUFFIX: &str = ".series.jsonl";
 
 /// The recorder's documents: never a load-tool result.
-pub const RECORDER_DOCUMENTS: [&str; 5] = [MANIFEST, GATE, PROBE, TEARDOWN, PROCESSES];
+pub const RECORDER_DOCUMENTS: [&str; 6] = [MANIFEST, GATE, PROBE, TEARDOWN, PROCESSES, FLEET];
 
 /// The key that carries a document's tag.
 pub const SCHEMA_KEY: &str = "schema";
