@@ -124,12 +124,13 @@ fn hand_made_edge_cases() {
             2,
             &[("T1", "unknown"), ("T10", "pass")],
         ),
-        // T16 can't tell without GPU samples: exit 2, never a pass by default.
+        // No load-tool result: T15 can't tell, exit 2. Not recorded by inferlint-recorder,
+        // so T16 (GPU samples) and T18 are listed as not checked rather than undecided.
         (
             "wrong-engine",
             &[],
             2,
-            &[("T1", "pass"), ("T10", "pass"), ("T16", "unknown")],
+            &[("T1", "pass"), ("T10", "pass"), ("T15", "unknown")],
         ),
         ("gate-only", &[], 1, &[("T2", "fail")]),
         ("probe-rejections", &[], 0, &[("T7", "pass")]),
@@ -213,10 +214,10 @@ fn another_engine_is_refused() {
         .env("INFERLINT_ENGINE", "  ")
         .output()
         .unwrap();
-    // Analyzed, not refused: 2 only because T16 can't tell without GPU samples.
+    // Analyzed, not refused: 2 only because T15 has no load-tool result to compare.
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(!stderr(&o).contains("refusing"), "{}", stderr(&o));
-    assert!(stdout(&o).contains("T16"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("[T15] ????"), "{}", stdout(&o));
     assert_eq!(
         run(&["analyze", dir.to_str().unwrap(), "--engine", "tgi"])
             .status

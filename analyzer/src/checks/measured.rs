@@ -1,7 +1,8 @@
 //! When T16–T18 run and what each is given (checks/README.md, "When they run"): all three
 //! concern the measured load, so they run when the input holds one (a recording, both
 //! readings, GPU samples or a load-tool result) and come after T8, in number order. A
-//! missing input makes its check "can't tell", never a pass.
+//! missing input makes its check "can't tell", never a pass; on a folder the recorder did
+//! not make, a T16 or T18 only its captures could decide is listed as not checked.
 
 use crate::bench::key::{COMPLETED, DURATION, TOTAL_INPUT_TOKENS};
 use crate::bench::BenchResult;
@@ -13,7 +14,7 @@ use crate::inputs::RunInput;
 use crate::manifest::Manifest;
 use crate::plausible;
 use crate::series::Series;
-use crate::verdict::CheckResult;
+use crate::verdict::{CheckResult, Status};
 
 use super::t18_warm_up::{self, WarmUpInputs};
 use super::{t16_gpu_throttled, t17_prefix_cache};
@@ -45,13 +46,25 @@ pub fn applies(input: &RunInput) -> bool {
         || input.bench.is_some()
 }
 
+/// Whether `inferlint-recorder record` made the folder (it always writes a manifest). Only
+/// it samples the GPU and marks the load in the boot log, so on a folder from elsewhere
+/// (the reference's `xray`, a hand-made folder) a T16 or T18 that those captures alone
+/// could decide is left out and listed as not checked, as checks.md §8 does for T2; the
+/// folder's exit status then stays what its own inputs give (formats.md §8.3).
+fn recorded_by_inferlint(input: &RunInput) -> bool {
+    input.manifest.is_some()
+}
+
 /// T16, T17 (with both readings) and T18, in that order.
 pub fn run(m: &Measured<'_>) -> Vec<CheckResult> {
-    let mut out = vec![match m.gpu {
-        Some(Ok(samples)) => t16_gpu_throttled::check(samples),
-        Some(Err(e)) => crate::analysis::unknown_for(16, e),
-        None => t16_gpu_throttled::without_samples(),
-    }];
+    let ours = recorded_by_inferlint(m.input);
+    let mut out = Vec::new();
+    match m.gpu {
+        Some(Ok(samples)) => out.push(t16_gpu_throttled::check(samples)),
+        Some(Err(e)) => out.push(crate::analysis::unknown_for(16, e)),
+        None if ours => out.push(t16_gpu_throttled::without_samples()),
+        None => {}
+    }
     match (m.pair, m.pair_error) {
         (Some(pair), _) => {
             let untimed = t17_prefix_cache::Untimed {
@@ -82,7 +95,7 @@ pub fn run(m: &Measured<'_>) -> Vec<CheckResult> {
         .as_ref()
         .and_then(|f| f.bytes.as_ref().ok())
         .is_some_and(|b| crate::bench::client_warm_up(&String::from_utf8_lossy(b)));
-    out.push(t18_warm_up::check(&WarmUpInputs {
+    let t18 = t18_warm_up::check(&WarmUpInputs {
         engine: m.engine,
         requests: m.bench.and_then(|b| b.requests.as_ref()),
         requested: m.requested,
@@ -94,6 +107,12 @@ pub fn run(m: &Measured<'_>) -> Vec<CheckResult> {
         load_ended_wall: m.manifest.and_then(|mf| mf.load_ended_wall),
         log_during_load: log_during_load.as_deref(),
         client_warm_up,
-    }));
+    });
+    // A refused number in the result is always shown: it is the input's fault, not a
+    // capture the folder never had.
+    let refused = m.bench.is_some_and(|b| !b.implausible.is_empty());
+    if ours || refused || t18.status != Status::Unknown {
+        out.push(t18);
+    }
     out
 }

@@ -343,6 +343,10 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
         .iter()
         .any(|c| c.tripwire == 14 && c.status == Status::NotApplicable)
         || engine.metrics().cache_info.is_none();
+    // With a measured load, a missing T16 or T18 lacks the recorder's own captures.
+    let load_measured = [1, 8, 9, 10, 15]
+        .iter()
+        .any(|&n| checks.iter().any(|c| c.tripwire == n));
     // (for several members, for one member)
     let reason = |n: u8| -> (String, String) {
         let pair = |p: &str, s: &str| (p.to_string(), s.to_string());
@@ -367,6 +371,14 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
             8 => pair(
                 "need a recording and the concurrency asked for",
                 "needs a recording and the concurrency asked for",
+            ),
+            16 if load_measured => pair(
+                "need GPU samples, which inferlint-recorder record takes",
+                "needs GPU samples, which inferlint-recorder record takes",
+            ),
+            18 if load_measured => pair(
+                "need per-request times or the recorder's marks of the load in the boot log",
+                "needs per-request times or the recorder's marks of the load in the boot log",
             ),
             9 | 16 | 18 => pair("need a recording", "needs a recording"),
             13 => pair("are rules for test scripts", "is a rule for test scripts"),
