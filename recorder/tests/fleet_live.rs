@@ -496,3 +496,118 @@ fn copy(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Usage errors need no tool: they come before anything runs or is written.
+#[test]
+fn fleet_usage_errors_exit_2_and_write_nothing() {
+    let w = World::bare("fleet-usage");
+    let cases: [&[&str]; 5] = [
+        &[
+            "record",
+            "-o",
+            "r",
+            "--prometheus",
+            "http://127.0.0.1:18299",
+            "--",
+            "true",
+        ],
+        &[
+            "record",
+            "-o",
+            "r",
+            "--match",
+            "{job=\"vllm\"}",
+            "--",
+            "true",
+        ],
+        &[
+            "record",
+            "-o",
+            "r",
+            "--serve",
+            "vllm serve m",
+            "--prometheus",
+            "http://127.0.0.1:18299",
+            "--match",
+            "{job=\"vllm\"}",
+            "--",
+            "true",
+        ],
+        &[
+            "record",
+            "-o",
+            "r",
+            "--prometheus",
+            "http://127.0.0.1:18299",
+            "--match",
+            "up{job=\"vllm\"}",
+            "--",
+            "true",
+        ],
+        &[
+            "snapshot",
+            "http://127.0.0.1:18298",
+            "--prometheus",
+            "http://127.0.0.1:18299",
+            "--match",
+            "{job=\"vllm\"}",
+            "-o",
+            "r",
+        ],
+    ];
+    for args in cases {
+        let mut c = w.recorder();
+        c.args(args);
+        let out = run_bounded(c, 30);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(!w.dir.join("r").exists(), "{args:?} wrote r/");
+    }
+    // A Prometheus that does not answer is the run's problem, named with its URL; the
+    // router answers its health check (a server that says 200 to everything).
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let router = format!("http://{}", l.local_addr().unwrap());
+    std::thread::spawn(move || {
+        use std::io::{BufRead, BufReader, Write};
+        for conn in l.incoming().flatten() {
+            let mut r = BufReader::new(conn);
+            let mut line = String::new();
+            while r.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                line.clear();
+            }
+            let _ = r
+                .into_inner()
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        }
+    });
+    let mut c = w.recorder();
+    c.args([
+        "record",
+        "-o",
+        "r",
+        "--no-analyze",
+        "--no-probe",
+        "--url",
+        &router,
+    ])
+    .args([
+        "--prometheus",
+        "http://127.0.0.1:18299",
+        "--match",
+        "{job=\"vllm\"}",
+        "--",
+        "true",
+    ]);
+    let out = run_bounded(c, 60);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("== problem (metrics): Prometheus: http://127.0.0.1:18299/-/ready: "),
+        "{stdout}"
+    );
+    assert!(!w.dir.join("r").join(docs::FLEET).exists());
+}

@@ -364,7 +364,9 @@ mod tests {
             [(0.0, 10_999.0), (11_000.0, 21_999.0), (22_000.0, 25_000.0)]
         );
         for (a, b) in &p {
-            assert!(((b - a) / 1.0) as u64 + 1 <= MAX_POINTS);
+            // Points per piece: both ends included.
+            let points = (b - a) as u64 + 1;
+            assert!(points <= MAX_POINTS, "{a}..{b}");
         }
         assert!(pieces(5.0, 4.0, 1.0).is_empty());
         assert!(pieces(0.0, 4.0, 0.0).is_empty());
@@ -405,5 +407,70 @@ mod tests {
             ),
             "http://127.0.0.1:9/api/v1/query?query=%7Bjob%3D%22vllm%22%7D&time=1.5"
         );
+    }
+
+    /// A server that answers every request with `status` and `body`, closing each
+    /// connection.
+    fn answering(status: u16, body: &'static str) -> String {
+        use std::io::{BufRead, BufReader, Write};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://127.0.0.1:{}", l.local_addr().unwrap().port());
+        std::thread::spawn(move || {
+            for conn in l.incoming().flatten() {
+                let mut r = BufReader::new(conn);
+                let mut line = String::new();
+                while r.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                    line.clear();
+                }
+                let _ = write!(
+                    r.into_inner(),
+                    "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        base
+    }
+
+    #[test]
+    fn errors_name_the_url_and_prometheus_text() {
+        let base = answering(
+            400,
+            r#"{"status":"error","errorType":"bad_data","error":"invalid parameter \"query\": 1:27: parse error"}"#,
+        );
+        let e = Prometheus::new(&base).instant("up{", 5.0).unwrap_err();
+        assert_eq!(e.url, format!("{base}/api/v1/query?query=up%7B&time=5"));
+        assert_eq!(
+            e.text,
+            "bad_data: invalid parameter \"query\": 1:27: parse error"
+        );
+        let base = answering(502, "Bad Gateway");
+        let e = Prometheus::new(&base).targets().unwrap_err();
+        assert!(
+            e.text.starts_with("HTTP 502 and not Prometheus' API")
+                && e.text.ends_with(": Bad Gateway"),
+            "{e}"
+        );
+        let e = Prometheus::new(&base).ready().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("{base}/-/ready: HTTP 502: Bad Gateway")
+        );
+    }
+
+    #[test]
+    fn a_range_is_joined_across_pieces() {
+        let base = answering(
+            200,
+            r#"{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"instance":"a"},"values":[[1,"1"],[2,"NaN"]]}]}}"#,
+        );
+        // Three pieces, each answered with the same two points: joined in order.
+        let (series, url) = Prometheus::new(&base)
+            .range("x", 0.0, 25_000.0, 1.0)
+            .unwrap();
+        assert!(url.contains("start=0&end=10999&step=1"), "{url}");
+        assert_eq!(series.len(), 1);
+        assert_eq!(series[0].points.len(), 6);
+        assert!(series[0].points[1].1.is_nan());
     }
 }

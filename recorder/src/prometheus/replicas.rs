@@ -147,11 +147,14 @@ pub fn snapshot_doc(url: &str, t_wall: f64, latency_s: f64, samples: &[&Sample])
     }
 }
 
+/// The samples at one time of a range query: the time, and each series' labels and value.
+type AtTime<'a> = (f64, Vec<(&'a Labels, f64)>);
+
 /// A replica's readings from its range series: one exposition per time any of its
 /// series had a point, in time order (a time with no point at all is a gap, left out).
 pub fn readings(series: &[&RangeSeries]) -> Vec<(f64, Exposition)> {
     // Points sit at exactly start + k·step; milliseconds make them exact keys.
-    let mut at: BTreeMap<i64, (f64, Vec<(&Labels, f64)>)> = BTreeMap::new();
+    let mut at: BTreeMap<i64, AtTime> = BTreeMap::new();
     for s in series {
         for &(t, v) in &s.points {
             let key = (t * 1000.0).round() as i64;
