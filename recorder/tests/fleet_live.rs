@@ -400,7 +400,71 @@ fn a_balanced_fleet_passes_on_every_replica() {
         assert_eq!(t1(rdir), "pass", "replica {port}");
     }
     one_step_commands(&w, &up);
+    interrupted(&w, &up);
     drop(up.started);
+}
+
+/// Ctrl-C during the load: the closing steps still write every replica's after snapshot
+/// and series.
+fn interrupted(w: &World, up: &Up) {
+    let p = &up.ports;
+    let mut c = w.recorder();
+    let mut load = bench(&url(p.router()));
+    let n = load.iter().position(|a| a == "--num-prompts").unwrap();
+    load[n + 1] = "400".into();
+    c.args([
+        "record",
+        "-o",
+        "ctrl-c",
+        "--no-analyze",
+        "--no-probe",
+        "--url",
+    ])
+    .arg(url(p.router()))
+    .arg("--prometheus")
+    .arg(url(p.prometheus()))
+    .args(["--match", "{job=\"vllm\"}", "--"])
+    .args(load)
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let child = c.spawn().unwrap();
+    let dir = w.dir.join("ctrl-c");
+    assert!(wait_until(60, || dir.join(docs::LOAD_LOG).is_file()));
+    std::thread::sleep(Duration::from_secs(5));
+    // SAFETY: SIGINT to the recorder this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t0 = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    eprintln!(
+        "== ctrl-c: closed {:.1} s after SIGINT\n{}",
+        t0.elapsed().as_secs_f64(),
+        text(&out.stdout)
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let manifest = json(&dir.join(docs::MANIFEST));
+    assert_eq!(
+        manifest
+            .get("outcome")
+            .and_then(|o| o.get("state"))
+            .and_then(|s| s.as_str()),
+        Some("interrupted")
+    );
+    for i in 0..3 {
+        let rdir = dir
+            .join(docs::REPLICAS_DIR)
+            .join(format!("127.0.0.1-{}", p.replica(i)));
+        assert!(
+            rise(&rdir, "vllm:request_success_total") > 0.0,
+            "{}",
+            rdir.display()
+        );
+        let (rows, span, _, _) = series_facts(&rdir);
+        assert!(
+            rows >= 4 && span >= 3.0,
+            "{}: {rows} rows over {span} s",
+            rdir.display()
+        );
+    }
 }
 
 /// `snapshot` and `watch` through Prometheus: one file per replica in the `-o` folder.
