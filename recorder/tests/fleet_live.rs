@@ -50,6 +50,10 @@ impl Ports {
     fn replica(&self, i: u16) -> u16 {
         self.base + 1 + i
     }
+    /// A target in Prometheus' config where nothing listens: never a replica.
+    fn dead(&self) -> u16 {
+        self.base + 4
+    }
     fn router(&self) -> u16 {
         self.base + 10
     }
@@ -112,7 +116,9 @@ fn get(u: &str) -> Option<String> {
 
 fn prometheus_config(p: &Ports) -> String {
     let targets: Vec<String> = (0..3)
-        .map(|i| format!("\"127.0.0.1:{}\"", p.replica(i)))
+        .map(|i| p.replica(i))
+        .chain([p.dead()])
+        .map(|port| format!("\"127.0.0.1:{port}\""))
         .collect();
     format!(
         "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 15s\n\
@@ -180,9 +186,11 @@ fn fleet_up(w: &World, ports: Ports, tiny: bool) -> Up {
         "{}/api/v1/query?query=count(up%3D%3D1)",
         url(ports.prometheus())
     );
+    let down_query = up_query.replace("%3D%3D1", "%3D%3D0");
     let ready = wait_until(90, || {
         get(&format!("{}/readiness", url(ports.router()))).is_some()
             && get(&up_query).is_some_and(|t| t.contains("\"4\"]"))
+            && get(&down_query).is_some_and(|t| t.contains("\"1\"]"))
     });
     if !ready {
         for log in ["prometheus.log", "router.log", "replica-0.log"] {
@@ -313,6 +321,15 @@ fn check_folder(dir: &Path, up: &Up) -> BTreeMap<u16, PathBuf> {
             .and_then(|o| o.get("state"))
             .and_then(|s| s.as_str()),
         Some("completed")
+    );
+    // The target Prometheus cannot scrape is named, not recorded.
+    let notes = manifest.get("notes").and_then(|n| n.as_array()).unwrap();
+    let dead = format!("127.0.0.1:{}", p.dead());
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().is_some_and(|n| n.contains(&dead))),
+        "{notes:?}"
     );
     for top in [docs::BEFORE_SNAPSHOT, docs::AFTER_SNAPSHOT, docs::SERIES] {
         assert!(

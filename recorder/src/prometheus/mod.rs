@@ -81,6 +81,17 @@ impl Source {
         ))
     }
 
+    /// The selected targets whose last scrape failed (`up == 0`): their `instance`s.
+    pub fn down(&self) -> Result<Vec<String>, ApiError> {
+        let query = format!("{} == 0", self.selector.metric("up"));
+        let reply = self.prometheus.instant(&query, clock::wall())?;
+        Ok(reply
+            .samples
+            .iter()
+            .filter_map(|s| s.labels.get(replicas::INSTANCE).cloned())
+            .collect())
+    }
+
     /// Waits until Prometheus has scraped every selected target after `since` (unix
     /// seconds), so an instant query shows what the replicas held then, not up to one
     /// scrape interval earlier. False when `limit` passed first.

@@ -74,12 +74,28 @@ impl Run {
             "== metrics: replicas {} through Prometheus at {}",
             source.selector.text, source.prometheus.base
         ));
-        let found = match signals::abandonable(0, move || source.discover()) {
+        let found = signals::abandonable(0, move || {
+            let found = source.discover()?;
+            Ok((found, source.down().unwrap_or_default()))
+        });
+        let ((list, readings), down) = match found {
             None => return Err(Stop::Interrupted(Stage::Metrics)),
-            Some(Err(e)) => return problem(Stage::Metrics, format!("Prometheus: {e}")),
+            Some(Err(e)) => {
+                let e: crate::prometheus::ApiError = e;
+                return problem(Stage::Metrics, format!("Prometheus: {e}"));
+            }
             Some(Ok(x)) => x,
         };
-        let (list, readings) = found;
+        // A target Prometheus cannot scrape has no fresh series: it is no replica here.
+        if !down.is_empty() {
+            let note = format!(
+                "Prometheus could not scrape {} of the selected targets at the start ({}): not recorded",
+                down.len(),
+                down.join(", ")
+            );
+            say(&format!("== {note}"));
+            self.manifest.notes.push(note);
+        }
         let Some(found_engine) = readings.engine().filter(|_| !list.is_empty()) else {
             return problem(
                 Stage::Metrics,
