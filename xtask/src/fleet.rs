@@ -104,7 +104,16 @@ fn ensure_prometheus() -> Result<PathBuf> {
 fn run_tier(prometheus: &Path, router: &Path, save: bool) -> Result<()> {
     let started = Instant::now();
     // The simulator the replicas are, and the recorder the tests call.
-    run(cargo().args(["build", "-q", "-p", "enginesim", "-p", "recorder", "-p", "inferlint"]))?;
+    run(cargo().args([
+        "build",
+        "-q",
+        "-p",
+        "enginesim",
+        "-p",
+        "recorder",
+        "-p",
+        "inferlint",
+    ]))?;
     let mut c = cargo();
     c.args([
         "test",
