@@ -19,6 +19,12 @@ const EXAMPLES: &str = "Examples:
   inferlint-recorder record -o run/ --url http://127.0.0.1:30000 --boot-log sglang.log \\
       -- python -m sglang.bench_serving --backend sglang --num-prompts 64
 
+  # many replicas behind a router, read through Prometheus (probe and load via the router)
+  inferlint-recorder record -o run/ --url http://127.0.0.1:8030 \\
+      --prometheus http://127.0.0.1:9090 --match '{job=\"vllm\"}' \\
+      --router-metrics http://127.0.0.1:29000/metrics \\
+      -- vllm bench serve --base-url http://127.0.0.1:8030 --model Qwen/Qwen3-8B --num-prompts 90
+
   # one step each, for scripts
   inferlint-recorder snapshot http://127.0.0.1:8000 -o before.snapshot.json
   inferlint-recorder watch http://127.0.0.1:8000 -o run.series.jsonl --duration 60
@@ -69,16 +75,20 @@ pub enum Cmd {
     /// Record a whole run: gate, start, probe, snapshots, series, load, stop, analysis
     #[command(after_help = "Examples:
   inferlint-recorder record -o run/ --serve \"vllm serve M --port 8000\" -- vllm bench serve --model M --max-concurrency 32
-  inferlint-recorder record --url http://127.0.0.1:8000 --no-probe -- ./my-load.sh")]
+  inferlint-recorder record --url http://127.0.0.1:8000 --no-probe -- ./my-load.sh
+  # replicas behind a router, their metrics from Prometheus (one folder per replica)
+  inferlint-recorder record -o run/ --url http://127.0.0.1:8030 --prometheus http://127.0.0.1:9090 \\
+      --match '{job=\"vllm\"}' --router-metrics http://127.0.0.1:29000/metrics \\
+      -- vllm bench serve --base-url http://127.0.0.1:8030 --model M --num-prompts 90")]
     Record(RecordArgs),
     /// One timed reading of the server's metrics, into a snapshot file
     #[command(
-        after_help = "Example:\n  inferlint-recorder snapshot http://127.0.0.1:8000 -o before.snapshot.json"
+        after_help = "Examples:\n  inferlint-recorder snapshot http://127.0.0.1:8000 -o before.snapshot.json\n  inferlint-recorder snapshot --prometheus http://127.0.0.1:9090 --match '{job=\"vllm\"}' -o now/   # now/<replica>.snapshot.json"
     )]
     Snapshot(SnapshotArgs),
     /// Record the gauges until stopped (Ctrl-C) or for --duration seconds
     #[command(
-        after_help = "Example:\n  inferlint-recorder watch http://127.0.0.1:8000 -o run.series.jsonl --interval 0.25 --duration 120"
+        after_help = "Examples:\n  inferlint-recorder watch http://127.0.0.1:8000 -o run.series.jsonl --interval 0.25 --duration 120\n  inferlint-recorder watch --prometheus http://127.0.0.1:9090 --match '{job=\"vllm\"}' -o series/ --interval 1   # series/<replica>.series.jsonl"
     )]
     Watch(WatchArgs),
     /// T7: one request, then a burst all at once, then a health check
@@ -143,6 +153,12 @@ pub struct RecordArgs {
     #[arg(long)]
     pub no_analyze: bool,
     #[command(flatten)]
+    pub source: PrometheusArgs,
+    /// The router's own metrics exporter (vllm-router: http://127.0.0.1:29000/metrics),
+    /// read directly before and after the load
+    #[arg(long, value_name = "URL", requires = "prometheus")]
+    pub router_metrics: Option<String>,
+    #[command(flatten)]
     pub engine: EngineArg,
     #[command(flatten)]
     pub common: Common,
@@ -151,11 +167,46 @@ pub struct RecordArgs {
     pub load: Vec<String>,
 }
 
+/// Many replicas read through Prometheus instead of one server's metrics.
+#[derive(Args, Debug, Clone, Default)]
+pub struct PrometheusArgs {
+    /// Read the replicas' metrics from this Prometheus server (attach mode: --url is the
+    /// router the probe and the load go to)
+    #[arg(long, value_name = "URL", requires = "selector")]
+    pub prometheus: Option<String>,
+    /// The replicas' series selector in Prometheus, e.g. '{job="vllm"}'
+    #[arg(
+        long = "match",
+        id = "selector",
+        value_name = "SELECTOR",
+        requires = "prometheus"
+    )]
+    pub selector: Option<String>,
+}
+
+impl PrometheusArgs {
+    /// The source, when `--prometheus` was given; a bad selector is a usage error.
+    pub fn source(&self) -> Result<Option<(String, crate::prometheus::Selector)>, String> {
+        match (&self.prometheus, &self.selector) {
+            (Some(url), Some(sel)) => Ok(Some((
+                url.clone(),
+                crate::prometheus::Selector::parse(sel)?,
+            ))),
+            _ => Ok(None),
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct SnapshotArgs {
-    pub url: String,
+    /// The server's base address (not with --prometheus)
+    #[arg(required_unless_present = "prometheus", conflicts_with = "prometheus")]
+    pub url: Option<String>,
+    /// The snapshot file; with --prometheus a folder, one <replica>.snapshot.json each
     #[arg(short = 'o', value_name = "FILE")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub source: PrometheusArgs,
     #[command(flatten)]
     pub engine: EngineArg,
     #[command(flatten)]
@@ -164,9 +215,14 @@ pub struct SnapshotArgs {
 
 #[derive(Args, Debug)]
 pub struct WatchArgs {
-    pub url: String,
+    /// The server's base address (not with --prometheus)
+    #[arg(required_unless_present = "prometheus", conflicts_with = "prometheus")]
+    pub url: Option<String>,
+    /// The series file; with --prometheus a folder, one <replica>.series.jsonl each
     #[arg(short = 'o', value_name = "FILE")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub source: PrometheusArgs,
     /// Seconds between readings
     #[arg(long, default_value_t = 0.5, value_parser = flags::positive_seconds)]
     pub interval: f64,

@@ -16,6 +16,7 @@ pub mod load;
 pub mod probe;
 pub mod procs;
 pub mod progress;
+pub mod prometheus;
 pub mod reaper;
 pub mod record;
 pub mod scrape;

@@ -24,10 +24,34 @@ pub struct Ambiguity {
     pub label_sets: Vec<String>,
 }
 
+/// When a row's readings were taken: the wall clock, and the monotonic clock and the
+/// latency of a scrape the recorder made itself (none for a reading from Prometheus).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Taken {
+    pub t_wall: f64,
+    pub t_mono_ns: Option<i64>,
+    pub latency_s: Option<f64>,
+}
+
+impl Taken {
+    pub fn of(reading: &Reading) -> Taken {
+        Taken {
+            t_wall: reading.t_wall,
+            t_mono_ns: Some(reading.t_mono_ns),
+            latency_s: Some(reading.latency_s),
+        }
+    }
+}
+
 /// The row of one reading, and the ambiguity when the KV gauge had several series.
 pub fn row_of(reading: &Reading, engine: Engine) -> (Row, Option<Ambiguity>) {
+    row_from(&reading.metrics, Taken::of(reading), engine)
+}
+
+/// The row of a set of metrics taken at `taken`, and the ambiguity when the KV gauge had
+/// several series.
+pub fn row_from(metrics: &Exposition, taken: Taken, engine: Engine) -> (Row, Option<Ambiguity>) {
     let names = engine.metrics();
-    let metrics = &reading.metrics;
     let (kv_usage, ambiguity) = match metrics.single(names.kv_usage, &[]) {
         Ok(v) => (v, None),
         Err(_) => (None, Some(ambiguity(metrics, names.kv_usage))),
@@ -43,9 +67,9 @@ pub fn row_of(reading: &Reading, engine: Engine) -> (Row, Option<Ambiguity>) {
         })
     });
     let row = Row {
-        t_wall: round_dp(reading.t_wall, 6),
-        t_mono_ns: Some(reading.t_mono_ns),
-        latency_s: Some(reading.latency_s),
+        t_wall: round_dp(taken.t_wall, 6),
+        t_mono_ns: taken.t_mono_ns,
+        latency_s: taken.latency_s,
         running: metrics.total(names.running, &[]),
         waiting: metrics.total(names.waiting, &[]),
         kv_usage,
@@ -123,17 +147,28 @@ impl SeriesWriter {
 
     /// Writes the row of a successful reading (and the header before the first).
     pub fn write(&mut self, reading: &Reading) -> std::io::Result<Row> {
+        self.write_metrics(&reading.metrics, Taken::of(reading), reading.engine())
+    }
+
+    /// Writes the row of a set of metrics (and the header before the first, its engine
+    /// the one the first metrics showed, else vLLM).
+    pub fn write_metrics(
+        &mut self,
+        metrics: &Exposition,
+        taken: Taken,
+        shown: Option<Engine>,
+    ) -> std::io::Result<Row> {
         let engine = match self.engine {
             Some(e) => e,
             None => {
                 // Told once, from the first successful reading's names.
-                let e = reading.engine().unwrap_or(Engine::Vllm);
+                let e = shown.unwrap_or(Engine::Vllm);
                 self.header(Some(e))?;
                 self.engine = Some(e);
                 e
             }
         };
-        let (row, amb) = row_of(reading, engine);
+        let (row, amb) = row_from(metrics, taken, engine);
         if let Some(a) = amb {
             self.ambiguous_rows += 1;
             self.ambiguity.get_or_insert(a);

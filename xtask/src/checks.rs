@@ -1,7 +1,8 @@
 //! `cargo xtask test` and `cargo xtask ci`: every test, the parity and bad-input trials
 //! (the shared one and the project's `tests/trials/bad_input.py`), formatting, lints, the
 //! analyzer's wasm build and a short run of every fuzz target; the real-engine tier when
-//! its environment is there (`real.rs`).
+//! its environment is there (`real.rs`); the fleet tier, its tools installed when missing
+//! (`fleet.rs`).
 
 use std::path::Path;
 use std::process::Command;
@@ -58,6 +59,7 @@ pub(crate) fn test() -> Result<()> {
         None => eprintln!("== recorded GPU runs not found: parity and bad-input trials skipped"),
     }
     browser_tests()?;
+    crate::fleet::in_test()?;
     crate::real::in_test()
 }
 

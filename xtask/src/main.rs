@@ -12,6 +12,9 @@
 //!   cargo xtask real   the real-engine tier: a real vLLM (CPU) installed under
 //!                      target/real when missing, and the recorder's tests against it
 //!                      (`--save` refreshes fixtures/real/)
+//!   cargo xtask fleet  the fleet tier: simulated replicas behind vllm-router, read
+//!                      through Debian's Prometheus (installed when missing)
+//!                      (`--save` refreshes fixtures/fleet/tiny-pool/)
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,6 +24,7 @@ use anyhow::{bail, Context, Result};
 mod browser;
 mod checks;
 mod demo;
+mod fleet;
 mod fuzz;
 mod real;
 mod tidy;
@@ -83,9 +87,10 @@ fn main() -> Result<()> {
         Some("fuzz") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), false),
         Some("fuzz-campaign") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), true),
         Some("real") => real::real(&std::env::args().skip(2).collect::<Vec<_>>()),
+        Some("fleet") => fleet::fleet(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
             eprintln!(
-                "usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests | real | \
+                "usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests | real | fleet | \
                  fuzz [--seconds N] [TARGET...] | fuzz-campaign [--seconds N] [TARGET...]"
             );
             std::process::exit(2);

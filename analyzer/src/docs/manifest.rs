@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::fleet::FleetSource;
 use super::gate::Gpu;
 use super::keyword::keywords;
 use super::Document;
@@ -200,6 +201,11 @@ pub struct Manifest {
     pub serve: Option<Serve>,
     pub url: String,
     pub metrics_path: Option<String>,
+    /// Where the metrics were read when not from the server at `url`: `prometheus` for
+    /// a fleet recorded through Prometheus (`fleet.json` says which server and replicas).
+    /// Left out when the server itself was scraped, so older manifests read unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics_source: Option<FleetSource>,
     pub engine: EngineInEffect,
     pub server_version: Option<ServerVersion>,
     /// The cards' facts at the start (`[]` without `nvidia-smi`).

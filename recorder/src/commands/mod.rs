@@ -5,6 +5,7 @@
 mod gpu_inspect;
 mod probe;
 mod record;
+mod replicas;
 mod snapshot;
 mod teardown;
 mod watch;

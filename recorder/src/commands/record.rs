@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 
 use crate::cli::{named_engine, RecordArgs};
-use crate::record::{self, Options};
+use crate::record::{self, FleetOptions, Options};
 
 /// `record-YYYYMMDD-HHMMSS` in local time.
 fn default_folder() -> PathBuf {
@@ -40,6 +40,17 @@ pub fn record(args: RecordArgs, argv: Vec<String>) -> Result<i32> {
     if !(args.stop_card_timeout >= 0.0 && args.stop_card_timeout.is_finite()) {
         bail!("--stop-card-timeout must be a number of seconds");
     }
+    let fleet = match args.source.source().map_err(anyhow::Error::msg)? {
+        Some(_) if args.serve.is_some() => {
+            bail!("--prometheus reads replicas that are already running: use --url (the router), not --serve")
+        }
+        Some((prometheus, selector)) => Some(FleetOptions {
+            prometheus,
+            selector,
+            router_metrics: args.router_metrics,
+        }),
+        None => None,
+    };
     crate::set_json(args.common.json);
     let mut load = args.load;
     if load.first().is_some_and(|x| x == "--") {
@@ -64,5 +75,6 @@ pub fn record(args: RecordArgs, argv: Vec<String>) -> Result<i32> {
         engine,
         load,
         argv,
+        fleet,
     }))
 }

@@ -1,5 +1,5 @@
 //! `snapshot URL -o FILE` (recorder.md §4): one reading of an engine's metrics, written
-//! as a snapshot document.
+//! as a snapshot document; with `--prometheus`, one per replica (`replicas.rs`).
 
 use anyhow::{Context, Result};
 
@@ -9,7 +9,11 @@ use crate::docs::write_doc_to;
 
 pub fn snapshot(args: SnapshotArgs) -> Result<i32> {
     let engine = named_engine(&args.engine).map_err(anyhow::Error::msg)?;
-    let (_, reading) = match checked_reading(&args.url, engine) {
+    if let Some((url, selector)) = args.source.source().map_err(anyhow::Error::msg)? {
+        return super::replicas::snapshot(&url, selector, engine, &args.out);
+    }
+    let url = args.url.as_deref().unwrap_or_default();
+    let (_, reading) = match checked_reading(url, engine) {
         Ok(x) => x,
         Err(status) => return Ok(status),
     };

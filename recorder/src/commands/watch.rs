@@ -1,5 +1,5 @@
 //! `watch URL -o FILE` (recorder.md §5): the series recorder until a signal or
-//! `--duration`.
+//! `--duration`; with `--prometheus`, one series per replica (`replicas.rs`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -17,7 +17,12 @@ pub fn watch(args: WatchArgs) -> Result<i32> {
     if !(args.interval > 0.0 && args.interval.is_finite()) {
         bail!("--interval must be a positive number of seconds");
     }
-    let (scraper, _) = match checked_reading(&args.url, engine) {
+    if let Some((url, selector)) = args.source.source().map_err(anyhow::Error::msg)? {
+        let out = &args.out;
+        return super::replicas::watch(&url, selector, engine, out, args.interval, args.duration);
+    }
+    let url = args.url.as_deref().unwrap_or_default();
+    let (scraper, _) = match checked_reading(url, engine) {
         Ok(x) => x,
         Err(status) => return Ok(status),
     };

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use analyzer::docs::manifest::{Outcome, Stage, State};
-use analyzer::docs::MANIFEST;
+use analyzer::docs::{MANIFEST, REPLICAS_DIR, ROUTER_DIR};
 
 use super::{Run, Step, Stop};
 use crate::{clock, say, signals};
@@ -84,9 +84,34 @@ fn outcome(stop: &Option<Stop>) -> Outcome {
     }
 }
 
-/// The folder's regular files, sorted, without temporaries.
+/// The folder's regular files, sorted, without temporaries; a fleet's replica and
+/// router files as relative paths (`replicas/<id>/after.snapshot.json`).
 fn list_files(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
+    let mut names = files_in(dir);
+    for sub in [REPLICAS_DIR, ROUTER_DIR] {
+        for name in files_in(&dir.join(sub)) {
+            names.push(format!("{sub}/{name}"));
+        }
+        let folders = std::fs::read_dir(dir.join(sub))
+            .into_iter()
+            .flatten()
+            .flatten();
+        for folder in folders.filter(|e| e.file_type().is_ok_and(|t| t.is_dir())) {
+            let Some(id) = folder.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
+            for name in files_in(&folder.path()) {
+                names.push(format!("{sub}/{id}/{name}"));
+            }
+        }
+    }
+    names.sort();
+    names
+}
+
+/// The regular files directly in `dir`, without temporaries.
+fn files_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
         .map(|rd| {
             rd.flatten()
                 .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
@@ -94,9 +119,7 @@ fn list_files(dir: &Path) -> Vec<String> {
                 .filter(|n| !n.starts_with('.'))
                 .collect()
         })
-        .unwrap_or_default();
-    names.sort();
-    names
+        .unwrap_or_default()
 }
 
 /// A vector shell-quoted for display.

@@ -14,7 +14,14 @@ impl Run {
         // Stopped with the load; here too when the load step ended early.
         self.gpu_finish();
         if self.load_started {
-            self.after_step(stop);
+            if self.fleet.is_some() {
+                self.fleet_after_step(stop);
+            } else {
+                self.after_step(stop);
+            }
+        }
+        if self.fleet.is_some() {
+            self.fleet_series();
         }
         self.finish_series();
         if self.load_started {

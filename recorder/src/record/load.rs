@@ -16,6 +16,11 @@ use crate::{clock, say};
 impl Run {
     /// Step 13: the series recorder, from just before the load.
     fn series_step(&mut self) -> Step<()> {
+        if self.fleet.is_some() {
+            // The replicas' series come from Prometheus after the load; the cards here
+            // are not theirs.
+            return Ok(());
+        }
         let writer = SeriesWriter::create(
             &self.opts.dir.join(SERIES),
             &self.manifest.url,

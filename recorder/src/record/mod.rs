@@ -9,6 +9,7 @@ mod boot_log;
 mod close;
 mod collect;
 mod engine;
+mod fleet;
 pub mod gate;
 mod gpu_samples;
 mod load;
@@ -60,6 +61,18 @@ pub struct Options {
     pub engine: Option<(Engine, EngineFrom)>,
     pub load: Vec<String>,
     pub argv: Vec<String>,
+    /// Attach mode's replicas read through Prometheus (`--prometheus`, `--match`).
+    pub fleet: Option<FleetOptions>,
+}
+
+/// `--prometheus URL --match SELECTOR [--router-metrics URL]`: the probe and the load go
+/// to `--url` (a router), each replica's metrics come from Prometheus.
+#[derive(Debug, Clone)]
+pub struct FleetOptions {
+    pub prometheus: String,
+    pub selector: crate::prometheus::Selector,
+    /// The router's own exporter, scraped directly for its snapshots.
+    pub router_metrics: Option<String>,
 }
 
 /// Why the run stopped early.
@@ -92,6 +105,8 @@ struct Run {
     /// The GPU sampler, during the load (T16).
     gpu: Option<crate::gpu_sampler::Sampler>,
     progress: progress::Progress,
+    /// The replicas read through Prometheus, in a fleet run.
+    fleet: Option<fleet::FleetRun>,
 }
 
 /// Runs `record`; returns the exit status.
@@ -100,6 +115,7 @@ pub fn record(opts: Options) -> i32 {
         Ok(p) => p,
         Err(status) => return status,
     };
+    let fleet = opts.fleet.as_ref().map(fleet::FleetRun::new);
     let mut run = Run {
         progress: progress::Progress::new(opts.json),
         manifest: prepared.manifest,
@@ -115,6 +131,7 @@ pub fn record(opts: Options) -> i32 {
         scraper: None,
         series: None,
         gpu: None,
+        fleet,
     };
     run.save_manifest();
     crate::reaper::start();
@@ -158,7 +175,11 @@ impl Run {
         } else {
             Stage::Attach
         })?;
-        self.metrics_step()?;
+        if self.fleet.is_some() {
+            self.fleet_metrics_step()?;
+        } else {
+            self.metrics_step()?;
+        }
         self.boot_log_step()?;
         self.version_step();
         self.check_signal(Stage::Metrics)?;
@@ -166,7 +187,11 @@ impl Run {
             self.probe_step()?;
         }
         self.check_signal(Stage::Before)?;
-        self.before_step()?;
+        if self.fleet.is_some() {
+            self.fleet_before_step()?;
+        } else {
+            self.before_step()?;
+        }
         self.load_step()
     }
 }

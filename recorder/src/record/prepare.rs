@@ -6,7 +6,8 @@ use std::path::Path;
 
 use analyzer::docs::manifest::{Load, Manifest, Mode, Outcome, Recorder, Requested, Serve, State};
 use analyzer::docs::{
-    BENCH_JSON, BENCH_JSONL, BOOT_LOG, LOAD_LOG, MANIFEST, SERIES, SNAPSHOT_SUFFIX,
+    BENCH_JSON, BENCH_JSONL, BOOT_LOG, FLEET, LOAD_LOG, MANIFEST, REPLICAS_DIR, SERIES,
+    SNAPSHOT_SUFFIX,
 };
 use analyzer::engine::shell_split;
 
@@ -29,6 +30,8 @@ fn holds_run_files(dir: &Path) -> Option<String> {
         LOAD_LOG,
         BENCH_JSON,
         BENCH_JSONL,
+        FLEET,
+        REPLICAS_DIR,
     ];
     std::fs::read_dir(dir)
         .ok()?
