@@ -22,7 +22,8 @@ pub struct Context<'a> {
     pub tool: &'a str,
 }
 
-/// "the series samples every 0.5 s", or "the series' sampling" when its header says none.
+/// "to the series' sampling (a reading every 0.25 s)", without the interval when the
+/// series' header gives none.
 fn resolution(series: &Series) -> String {
     series.interval_s.map_or_else(
         || "to the series' sampling".to_string(),
@@ -62,23 +63,23 @@ pub fn unknown_all(reason: &str) -> Vec<CheckResult> {
 fn t1(w: &Window<'_>, cx: &Context<'_>) -> CheckResult {
     if cx.engine.metrics().evictions.is_none() {
         // TensorRT-LLM: its paused gauge over the phase's own readings.
-        return phase_words(t01_preemption::check(
+        return t01_preemption::check(
             cx.engine,
             &Edges::new(cx.engine, w.before, w.after).pair(),
             Some(&w.inner),
             None,
-        ));
+        );
     }
     let outer = Edges::new(cx.engine, w.before, w.after);
     let r = t01_preemption::check(cx.engine, &outer.pair(), None, None);
     if r.status != Status::Fail || r.evidence("restarted").is_some() {
-        return phase_words(r);
+        return r;
     }
     let inner = w.inner_ends().map(|(a, b)| {
         t01_preemption::check(cx.engine, &Edges::new(cx.engine, a, b).pair(), None, None)
     });
     match inner {
-        Some(i) if i.status == Status::Fail => phase_words(i),
+        Some(i) if i.status == Status::Fail => i,
         _ => {
             let n = r
                 .evidence("preemptions")
