@@ -230,9 +230,9 @@ fn guidellm_sweep_is_judged_phase_by_phase() {
     assert_eq!(phase_status(0, "T8"), "pass", "{:?}", phases[0]);
     assert_eq!(phase_status(1, "T8"), "fail", "{:?}", phases[1]);
     assert_eq!((phases[0].ran, phases[1].ran), (Some(2.0), Some(10.0)));
-    for i in 0..2 {
-        assert_eq!(phase_status(i, "T15"), "pass", "{:?}", phases[i]);
-        assert_eq!(phase_status(i, "T1"), "pass", "{:?}", phases[i]);
+    for (i, p) in phases.iter().enumerate() {
+        assert_eq!(phase_status(i, "T15"), "pass", "{p:?}");
+        assert_eq!(phase_status(i, "T1"), "pass", "{p:?}");
     }
     assert_eq!(a.exit_status(false), 1);
 }

@@ -48,7 +48,7 @@ pub fn cut(series: &Series, start: f64, end: f64) -> Result<Window<'_>, String> 
     };
     for (row, &line) in rows.iter().zip(&series.row_lines) {
         if row.t_wall >= start && row.t_wall <= end {
-            inner.rows.push(row.clone());
+            inner.rows.push(*row);
             inner.row_lines.push(line);
         }
     }
