@@ -234,13 +234,12 @@ fn draw_time(
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], shade));
         }
     }
-    // A sweep's phases, every other one shaded, under the lines.
-    let shade = p.reference.mix(0.10).filled();
-    let rects = phases.0.iter().step_by(2).map(|(from, to, _)| {
-        Rectangle::new(
-            [(from.max(x0), 0.0), (to.min(x1).max(from.max(x0)), y1)],
-            shade,
-        )
+    // A sweep's phases shaded under the lines, alternately darker so neighbours part.
+    let shade = p.reference.mix(0.12).filled();
+    let rects = phases.0.iter().enumerate().map(|(i, (from, to, _))| {
+        let style = p.reference.mix(if i % 2 == 0 { 0.12 } else { 0.24 });
+        let (from, to) = (from.max(x0), to.min(x1));
+        Rectangle::new([(from, 0.0), (to.max(from), y1)], style.filled())
     });
     if let Ok(a) = ch.draw_series(rects) {
         if !phases.0.is_empty() {

@@ -1,6 +1,6 @@
 //! A sweep's phases shaded on the time charts: the Report's phase windows, given to every
-//! chart of the report by context (a comparison has none), drawn alternately under the
-//! lines and named in the chart's readout.
+//! chart of the report by context (a comparison has none), shaded under the lines (every
+//! other one darker) and named in the chart's readout.
 
 use std::sync::Arc;
 
