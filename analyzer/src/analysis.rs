@@ -47,8 +47,17 @@ pub struct Analysis {
 
 impl Analysis {
     /// Exit status (formats.md §8.3): input errors count as "unusable".
+    /// A sweep's phases count as checks of the run: the worst phase decides too.
     pub fn exit_status(&self, strict: bool) -> i32 {
-        crate::verdict::exit_status(&self.report.checks, strict, !self.errors.is_empty())
+        let phase_checks = self.report.phases.iter().flat_map(|p| p.checks.iter());
+        let all: Vec<CheckResult> = self
+            .report
+            .checks
+            .iter()
+            .chain(phase_checks)
+            .cloned()
+            .collect();
+        crate::verdict::exit_status(&all, strict, !self.errors.is_empty())
     }
 }
 
@@ -357,6 +366,29 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         results.push(checks::t08_concurrency::server_down(req, d));
     }
 
+    // A sweep's phases, each judged on its own window (phases/).
+    let phases = bench.map_or_else(Vec::new, |b| {
+        let no_series = match (&down, series_error) {
+            (Some(d), _) => Some(format!(
+                "the server was down before the load started: {}",
+                d.reason
+            )),
+            (None, Some(e)) => Some(format!("unusable input: {e}")),
+            (None, None) => None,
+        };
+        crate::phases::judge_all(&crate::phases::PhaseInputs {
+            bench: b,
+            series: series.filter(|_| no_series.is_none()),
+            no_series,
+            cx: crate::phases::Context {
+                engine: series.map_or(snap_engine, Series::engine),
+                facts,
+                usable_blocks,
+                tool: b.tool_name(),
+            },
+        })
+    });
+
     // T16, T17, T18 on a measured load (checks/README.md).
     if checks::measured::applies(input) {
         results.extend(checks::measured::run(&checks::measured::Measured {
@@ -380,6 +412,7 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         manifest: p.manifest.as_ref(),
         logs: &logs,
         checks: results,
+        phases,
         requested,
         usable_blocks,
         pair: pair.as_ref(),

@@ -22,6 +22,7 @@ pub mod manifest;
 pub mod num;
 pub mod pack;
 pub mod page;
+pub mod phases;
 pub mod plausible;
 pub mod prom;
 pub mod report;

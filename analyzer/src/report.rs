@@ -16,6 +16,7 @@ use crate::insights::{account, cache, server};
 use crate::json::ordered_map;
 use crate::manifest::Manifest;
 use crate::num::thousands;
+use crate::phases::PhaseVerdict;
 use crate::series::Series;
 use crate::verdict::{CheckResult, Status};
 
@@ -47,6 +48,8 @@ pub struct Report {
     pub facts: Option<BootFacts>,
     pub server: Vec<Fact>,
     pub checks: Vec<CheckResult>,
+    /// A sweep's phases, each with its own checks (`phases`); empty for one benchmark.
+    pub phases: Vec<PhaseVerdict>,
     pub limits: Vec<Limit>,
     pub account: Option<String>,
     pub tiles: Vec<Tile>,
@@ -78,6 +81,7 @@ pub struct ReportInputs<'a> {
     pub manifest: Option<&'a Manifest>,
     pub logs: &'a [BootLog],
     pub checks: Vec<CheckResult>,
+    pub phases: Vec<PhaseVerdict>,
     pub requested: Option<i64>,
     pub usable_blocks: Option<u64>,
     pub pair: Option<&'a Pair<'a>>,
@@ -238,6 +242,7 @@ impl Report {
             requested: inputs.requested,
             rejected,
             checks: inputs.checks,
+            phases: inputs.phases,
             made_from,
             bench: inputs.bench.cloned(),
             skipped: inputs.input.skipped.clone(),
@@ -276,6 +281,9 @@ struct ReportDocument<'a> {
     title: &'a str,
     facts: Option<&'a BootFacts>,
     checks: &'a [CheckResult],
+    /// A sweep's phases; left out for a result of one benchmark.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    phases: &'a [PhaseVerdict],
     limits: &'a [Limit],
     meta: &'a [String],
     version_note: Option<&'a str>,
@@ -309,6 +317,7 @@ impl<'a> ReportDocument<'a> {
             title: &report.title,
             facts: report.facts.as_ref(),
             checks: &report.checks,
+            phases: &report.phases,
             limits: &report.limits,
             meta: &report.meta,
             version_note: report.version_note.as_deref(),
@@ -455,8 +464,15 @@ impl Report {
     /// The line the passes and not-applicables are folded under (report.md §5): "n passed",
     /// or "All n checks passed" when no other result is shown, plus "; k does/do not apply
     /// to <engine>"; `None` when there is nothing to fold.
+    /// A sweep whose worst phase is not a pass is never "All n checks passed".
     pub fn folded_line(&self) -> Option<String> {
-        folded_line(&self.counts(), self.engine.unwrap_or(Engine::Vllm))
+        let mut counts = self.counts();
+        if let Some(w) = crate::phases::worst_phase(&self.phases).filter(|s| s.shown_in_full()) {
+            if let Some(c) = counts.iter_mut().find(|(s, _)| *s == w) {
+                c.1 += 1;
+            }
+        }
+        folded_line(&counts, self.engine.unwrap_or(Engine::Vllm))
     }
 }
 

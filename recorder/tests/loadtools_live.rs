@@ -1,7 +1,7 @@
 //! The real GuideLLM (0.8.1) and AIPerf (0.13.0) run unmodified through `record --serve`
 //! against the engine simulator: the recorder recognises them, makes them save their
 //! results into the run folder, and T8 and T15 are decided with counts equal to the
-//! tools' own. They need a Python environment holding both tools (6.5 GB with GuideLLM's
+//! tools' own; a GuideLLM sweep is judged phase by phase. They need a Python environment holding both tools (6.5 GB with GuideLLM's
 //! torch), so they run only where `INFERLINT_LOADTOOLS_VENV` points at one, with a local
 //! tokenizer folder in `INFERLINT_LOADTOOLS_TOKENIZER` (default: `tok` beside the venv);
 //! otherwise each test says why it is skipped. Not part of CI: the install is too heavy.
@@ -44,6 +44,15 @@ fn evidence(a: &analyzer::Analysis, id: &str, key: &str) -> Option<f64> {
         .find(|c| c.id() == id)
         .and_then(|c| c.evidence(key))
         .and_then(Json::as_f64)
+}
+
+/// A loopback port of the range that nothing listens on (other jobs of the machine
+/// keep their simulators elsewhere).
+fn free_port_in(range: std::ops::RangeInclusive<u16>) -> u16 {
+    range
+        .into_iter()
+        .find(|&p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok())
+        .unwrap_or_else(free_port)
 }
 
 /// The number at a key path of a JSON value (`"0"` indexes an array).
@@ -164,4 +173,66 @@ fn aiperf_concurrency_run_decides_t8_and_t15() {
         Some(at(&own, &["total_usage_completion_tokens", "avg"]))
     );
     assert_eq!(evidence(&a, "T8", "requested"), Some(8.0));
+}
+
+/// A GuideLLM sweep (2 streams, then 16) against a server that runs at most 10 at once
+/// (how `fixtures/loadtools/recorded/guidellm-sweep-2-16` was made): one run folder, two
+/// phases cut by GuideLLM's own times, the first reaching what it asked for and the second
+/// capped; each phase's output tokens agree with the server's over its window.
+#[test]
+fn guidellm_sweep_is_judged_phase_by_phase() {
+    let Some((venv, tok)) = tools("guidellm") else {
+        return;
+    };
+    let w = World::new("guidellm-sweep");
+    let port = free_port_in(18100..=18199);
+    let serve = format!("vllm serve m --port {port} --max-model-len 4096 --max-num-seqs 10");
+    let mut c = w.recorder();
+    c.args(["record", "-o", "run", "--serve", &serve, "--"])
+        .arg(venv.join("bin/guidellm"))
+        .args(["run", "--backend"])
+        .arg(format!(
+            "kind=openai_http,target=http://127.0.0.1:{port},model=m"
+        ))
+        .args(["--profile", "kind=concurrent,streams[0]=2,streams[1]=16"])
+        .args(["--constraint", "kind=max_requests,count=16"])
+        .args([
+            "--data",
+            "kind=synthetic_text,prompt_tokens=88,output_tokens=50",
+        ])
+        .arg("--tokenizer")
+        .arg(format!("kind=hf_auto,model={}", tok.display()))
+        .arg("--disable-progress")
+        .env("HF_HUB_OFFLINE", "1")
+        .env("TRANSFORMERS_OFFLINE", "1")
+        .env("GUIDELLM__MAX_WORKER_PROCESSES", "2");
+    let out = run_bounded(c, 900);
+    let run = w.dir.join("run");
+    assert!(
+        run.join("bench.json").is_file(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (v, a) = verdicts(&run);
+    // Judged against the highest at run level: 16 asked for, 10 ran.
+    assert_eq!(status(&v, "T8"), "fail", "{v:?}");
+    let phases = &a.report.phases;
+    assert_eq!(phases.len(), 2, "{phases:?}");
+    let phase_status = |i: usize, id: &str| {
+        phases[i]
+            .checks
+            .iter()
+            .find(|c| c.id() == id)
+            .map(|c| c.status.as_str())
+            .unwrap_or("")
+    };
+    assert_eq!(phase_status(0, "T8"), "pass", "{:?}", phases[0]);
+    assert_eq!(phase_status(1, "T8"), "fail", "{:?}", phases[1]);
+    assert_eq!((phases[0].ran, phases[1].ran), (Some(2.0), Some(10.0)));
+    for (i, p) in phases.iter().enumerate() {
+        assert_eq!(phase_status(i, "T15"), "pass", "{p:?}");
+        assert_eq!(phase_status(i, "T1"), "pass", "{p:?}");
+    }
+    assert_eq!(a.exit_status(false), 1);
 }

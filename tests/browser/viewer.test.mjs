@@ -13,7 +13,7 @@
 // `inferlint compare --json`, with one series per run in every overlaid chart; a broken file gives a message naming it and
 // still every other verdict; no network request is made; a hostile boot-log line and title
 // run nothing; the theme switch; the keyboard readout; the 24-hour recording's size and
-// time to first complete paint.
+// time to first complete paint; a sweep's phase table and the phase named in a chart's readout.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -140,7 +140,9 @@ const ENGINE_NAMES = { vllm: "vLLM", sglang: "SGLang", trtllm: "TensorRT-LLM" };
  * "; k does/do not apply to <engine>"; null when nothing is folded. */
 function foldedLine(report) {
   const n = (s) => report.checks.filter((c) => c.status === s).length;
-  const [pass, na, shown] = [n("pass"), n("not_applicable"), n("fail") + n("warn") + n("unknown")];
+  // A sweep whose worst phase needs attention is never "All n checks passed".
+  const phaseShown = (report.phases || []).some((p) => ["fail", "warn", "unknown"].includes(p.status)) ? 1 : 0;
+  const [pass, na, shown] = [n("pass"), n("not_applicable"), n("fail") + n("warn") + n("unknown") + phaseShown];
   if (pass + na === 0) return null;
   let line = shown === 0 ? `All ${pass} checks passed` : `${pass} passed`;
   if (na > 0) line += `; ${na} ${na === 1 ? "does" : "do"} not apply to ${ENGINE_NAMES[report.engine ?? "vllm"]}`;
@@ -629,6 +631,58 @@ test("the keyboard reads a chart out: arrows, Shift for 10, Escape closes", asyn
     const box = await t.page.locator(canvas).boundingBox();
     await t.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     assert.match(await t.page.textContent(readout), /^At [\d,]+\.\d\d s/);
+    noNetwork(t);
+  } finally {
+    await t.context.close();
+  }
+});
+
+// ---- a sweep's phases ------------------------------------------------------------------------
+
+test("a sweep shows one row per phase with its verdicts, and the charts name the phase", async () => {
+  const dir = copyRun(path.join(ROOT, "fixtures/loadtools/recorded/guidellm-sweep-2-16"), "sweep");
+  const { report, html } = analyze(dir);
+  assert.equal(report.phases.length, 2, "two phases");
+  const t = await open(html);
+  try {
+    await sameAsCommandLine(t.page, report);
+    const rows = await t.page.$$eval("#phase-table tbody tr", (trs) =>
+      trs.map((tr) => [
+        tr.getAttribute("data-phase"),
+        tr.querySelector(".asked").textContent,
+        tr.querySelector(".ran").textContent,
+        tr.getAttribute("data-status"),
+        ...[...tr.querySelectorAll("td[data-tripwire]")].map((td) => `${td.getAttribute("data-tripwire")} ${td.getAttribute("data-status")}`),
+      ]),
+    );
+    assert.deepEqual(
+      rows,
+      report.phases.map((p) => [String(p.index), p.asked, String(p.ran), p.status, ...p.checks.map((c) => `${c.id} ${c.status}`)]),
+    );
+    // What a capacity sweep asks: phase 1 ran what it asked for, phase 2 did not.
+    assert.deepEqual(rows.map((r) => [r[1], r[2], r.find((c) => c.startsWith("T8 "))]), [
+      ["2 at once", "2", "T8 pass"],
+      ["16 at once", "10", "T8 fail"],
+    ]);
+    // Each phase check that needs attention, in full.
+    const reasons = await t.page.$$eval("ul.phase-findings li", (els) =>
+      els.map((e) => [e.getAttribute("data-phase"), e.getAttribute("data-tripwire"), e.querySelector(".message").textContent]),
+    );
+    const want = report.phases.flatMap((p) =>
+      p.checks.filter((c) => ["fail", "warn", "unknown"].includes(c.status)).map((c) => [String(p.index), c.id, c.message]),
+    );
+    assert.deepEqual(reasons, want);
+    // Reading the requests chart out in the middle of phase 2 names the phase.
+    const chart = report.charts.requests;
+    const p2 = report.phases[1];
+    const mid = (p2.start_s + p2.end_s) / 2;
+    const k = chart.t.reduce((best, x, i) => (Math.abs(x - mid) < Math.abs(chart.t[best] - mid) ? i : best), 0);
+    await t.page.focus(`figure[data-chart="${chart.key}"] canvas`);
+    await t.page.keyboard.press("ArrowRight");
+    for (let i = 0; i < Math.floor(k / 10); i++) await t.page.keyboard.press("Shift+ArrowRight");
+    for (let i = 0; i < k % 10; i++) await t.page.keyboard.press("ArrowRight");
+    const text = await t.page.textContent(`figure[data-chart="${chart.key}"] .readout`);
+    assert.ok(text.includes("phase 2: asked for 16 at once"), text);
     noNetwork(t);
   } finally {
     await t.context.close();

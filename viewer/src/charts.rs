@@ -16,6 +16,7 @@ use plotters_canvas::CanvasBackend;
 use wasm_bindgen::JsCast;
 
 use crate::dom::document;
+use crate::phase_bands::PhaseWindows;
 use crate::reduce::{nearest, table_rows};
 
 /// Rows a data table shows at most (a 24-hour recording has 345,600 samples).
@@ -196,7 +197,11 @@ fn step_points(run: &[(f64, f64)]) -> Vec<(f64, f64)> {
     pts
 }
 
-fn draw_time(canvas: &web_sys::HtmlCanvasElement, c: &TimeChart) -> Option<Geom> {
+fn draw_time(
+    canvas: &web_sys::HtmlCanvasElement,
+    c: &TimeChart,
+    phases: &PhaseWindows,
+) -> Option<Geom> {
     let p = palette();
     let backend = CanvasBackend::with_canvas_object(canvas.clone())?;
     let root = backend.into_drawing_area();
@@ -226,6 +231,19 @@ fn draw_time(canvas: &web_sys::HtmlCanvasElement, c: &TimeChart) -> Option<Geom>
         });
         if let Ok(a) = ch.draw_series(rects) {
             a.label("throttled")
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], shade));
+        }
+    }
+    // A sweep's phases shaded under the lines, alternately darker so neighbours part.
+    let shade = p.reference.mix(0.12).filled();
+    let rects = phases.0.iter().enumerate().map(|(i, (from, to, _))| {
+        let style = p.reference.mix(if i % 2 == 0 { 0.12 } else { 0.24 });
+        let (from, to) = (from.max(x0), to.min(x1));
+        Rectangle::new([(from, 0.0), (to.max(from), y1)], style.filled())
+    });
+    if let Ok(a) = ch.draw_series(rects) {
+        if !phases.0.is_empty() {
+            a.label("phases")
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], shade));
         }
     }
@@ -516,9 +534,10 @@ fn drawn_canvas(
 #[component]
 pub fn TimeChartView(chart: Arc<TimeChart>, theme: RwSignal<u32>) -> impl IntoView {
     let n = chart.t.len();
+    let phases = crate::phase_bands::current();
     let (canvas, geom, cursor) = {
-        let chart = chart.clone();
-        drawn_canvas(theme, move |c| draw_time(c, &chart))
+        let (chart, phases) = (chart.clone(), phases.clone());
+        drawn_canvas(theme, move |c| draw_time(c, &chart, &phases))
     };
     let readout = {
         let chart = chart.clone();
@@ -541,6 +560,7 @@ pub fn TimeChartView(chart: Arc<TimeChart>, theme: RwSignal<u32>) -> impl IntoVi
             for b in chart.bands.iter().filter(|b| b.from <= t && t < b.to) {
                 parts.push(b.label.clone());
             }
+            parts.extend(phases.at(t).map(str::to_string));
             parts.join(" · ")
         }
     };

@@ -488,6 +488,9 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
         for r in &analysis.report.checks {
             println!("{}", render::result_line(r, colour));
         }
+        crate::render_phases::table(&analysis.report.phases, colour)
+            .iter()
+            .for_each(|l| println!("{l}"));
         for line in render::limits(&analysis.report.limits) {
             say(&line);
         }

@@ -9,6 +9,7 @@ pub mod disk;
 mod html;
 pub mod output;
 pub mod render;
+pub mod render_phases;
 
 use analyzer::analysis::NamedEngine;
 use analyzer::engine::Engine;

@@ -11,7 +11,7 @@ pub fn colour() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
 }
 
-fn paint(s: &str, status: Status, on: bool) -> String {
+pub(crate) fn paint(s: &str, status: Status, on: bool) -> String {
     if !on {
         return s.to_string();
     }

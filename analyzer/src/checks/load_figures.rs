@@ -95,12 +95,14 @@ pub fn t15(manifest: Option<&Manifest>) -> CheckResult {
     .with(DECIDE_WITH, BENCH_RESULT_FLAG)
 }
 
-/// A sweep judged against its highest concurrency says so (phases are judged one by one
-/// in a later version).
+/// A sweep judged against its highest concurrency says so; each phase is judged on its
+/// own in the phase table (`phases`).
 pub fn note_sweep(r: &mut CheckResult, bench: Option<&BenchResult>) {
     if let Some(s) = bench.and_then(BenchResult::sweep_phrase) {
-        r.message
-            .push_str(&format!("; the load was {s}, judged against the highest"));
+        r.message.push_str(&format!(
+            "; the load was {s}, judged here against the highest and phase by phase in \
+             the phase table"
+        ));
         r.set("phases", bench.map_or(0, |b| b.phases.len()) as i64);
     }
 }

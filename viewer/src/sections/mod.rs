@@ -1,6 +1,6 @@
 //! The report of the run shown, one module per section in the order of report.md §2:
-//! header, what limited the run, what happened (with the glossary), results, what the
-//! server did, the server that ran, the tripwire guide, footer; and the comparison of
+//! header, what limited the run, what happened (with the glossary), results, a sweep's
+//! phases, what the server did, the server that ran, the tripwire guide, footer; and the comparison of
 //! several runs (`compare`). Each draws what the Report
 //! (or the catalogue) says; every string from the inputs goes into text nodes.
 
@@ -13,6 +13,7 @@ mod guide;
 mod happened;
 mod header;
 mod limits;
+mod phases;
 mod results;
 mod server;
 mod widgets;
@@ -32,6 +33,7 @@ use guide::Guide;
 use happened::Happened;
 use header::Header;
 use limits::Limits;
+use phases::Phases;
 use results::Results;
 use server::Server;
 
@@ -68,10 +70,12 @@ pub fn LoadedView(loaded: Arc<Loaded>, theme: RwSignal<u32>) -> impl IntoView {
 #[component]
 fn ReportBody(report: Arc<Report>, charts: SharedCharts, theme: RwSignal<u32>) -> impl IntoView {
     let engine = report.engine.unwrap_or(Engine::Vllm);
+    crate::phase_bands::provide(&report);
     view! {
         <Limits report=report.clone() />
         <Happened report=report.clone() />
         <Results report=report.clone() />
+        <Phases report=report.clone() />
         <ChartsSection charts=charts.clone() theme=theme />
         <Server report=report.clone() memory=charts.memory.clone() theme=theme />
         <Guide engine=engine />

@@ -1,0 +1,215 @@
+//! A sweep is phases: the GuideLLM sweep recorded against the simulator capped at 10
+//! running requests (`fixtures/loadtools/recorded/guidellm-sweep-2-16`: 2 streams, then
+//! 16) shows one row per phase with its own verdicts, in the terminal and in
+//! results.json, and the run's exit status is the worst phase's; a single benchmark has no
+//! phase table, and phases the recording does not cover are "can't tell".
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use analyzer::json::{self, Json};
+
+fn fixture(rel: &str) -> PathBuf {
+    common::workspace_root()
+        .join("fixtures/loadtools")
+        .join(rel)
+}
+
+/// A fresh copy of a folder's files, so `analyze` may write into it.
+fn copy_dir(src: &Path, tag: &str) -> PathBuf {
+    let dst = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("sweep-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dst);
+    std::fs::create_dir_all(&dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap().flatten() {
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
+        }
+    }
+    dst
+}
+
+fn analyze(dir: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_inferlint"))
+        .env_remove("INFERLINT_ENGINE")
+        .env("NO_COLOR", "1")
+        .arg("analyze")
+        .arg(dir)
+        .args(extra)
+        .output()
+        .expect("run inferlint")
+}
+
+fn results_json(dir: &Path) -> Json {
+    json::parse(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap()
+}
+
+fn phases(r: &Json) -> &[Json] {
+    r.get("phases").and_then(Json::as_array).unwrap()
+}
+
+fn str_at<'a>(v: &'a Json, k: &str) -> &'a str {
+    v.get(k).and_then(Json::as_str).unwrap()
+}
+
+/// Each check of a phase as (id, status).
+fn verdicts(phase: &Json) -> Vec<(String, String)> {
+    phase
+        .get("checks")
+        .and_then(Json::as_array)
+        .unwrap()
+        .iter()
+        .map(|c| (str_at(c, "id").to_string(), str_at(c, "status").to_string()))
+        .collect()
+}
+
+fn check<'a>(phase: &'a Json, id: &str) -> &'a Json {
+    phase
+        .get("checks")
+        .and_then(Json::as_array)
+        .unwrap()
+        .iter()
+        .find(|c| str_at(c, "id") == id)
+        .unwrap()
+}
+
+fn num(v: &Json, path: &[&str]) -> f64 {
+    let mut node = v;
+    for k in path {
+        node = match k.parse::<usize>() {
+            Ok(i) => &node.as_array().unwrap()[i],
+            Err(_) => node.get(k).unwrap(),
+        };
+    }
+    node.as_f64().unwrap()
+}
+
+#[test]
+fn a_sweep_shows_one_row_per_phase_with_its_own_verdicts() {
+    let dir = copy_dir(&fixture("recorded/guidellm-sweep-2-16"), "recorded");
+    let o = analyze(&dir, &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "the worst phase failed\n{out}");
+    // The terminal's table: one row per phase, after the checks.
+    let table: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("Phases ("))
+        .take(4)
+        .collect();
+    assert_eq!(
+        table,
+        [
+            "Phases (2 of the load tool's sweep, each judged on its own window):",
+            "   #  load                           T1  T8  T9  T10 T15   worst",
+            "   1  asked for 2 at once  / ran 2   ✔   ✔   ▲   ✔   ✔     WARN",
+            "   2  asked for 16 at once / ran 10  ✔   ✖   ▲   ✔   ✔     TRIPWIRE-FAILED",
+        ],
+        "{out}"
+    );
+    assert!(
+        out.contains("phase 2 [T8] TRIPWIRE-FAILED  16 requested, but the server never ran more than 10 at once; the server runs at most 10 at once (--max-num-seqs 10)"),
+        "{out}"
+    );
+    // results.json: the same rows.
+    let r = results_json(&dir);
+    let p = phases(&r);
+    assert_eq!(p.len(), 2);
+    let want = |t8: &str| {
+        [
+            ("T1", "pass"),
+            ("T8", t8),
+            ("T9", "warn"),
+            ("T10", "pass"),
+            ("T15", "pass"),
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .to_vec()
+    };
+    assert_eq!(verdicts(&p[0]), want("pass"));
+    assert_eq!(verdicts(&p[1]), want("fail"));
+    assert_eq!(
+        (str_at(&p[0], "status"), str_at(&p[1], "status")),
+        ("warn", "fail")
+    );
+    assert_eq!(
+        (str_at(&p[0], "asked"), str_at(&p[1], "asked")),
+        ("2 at once", "16 at once")
+    );
+    assert_eq!((num(&p[0], &["ran"]), num(&p[1], &["ran"])), (2.0, 10.0));
+    // Each phase's T15 compares GuideLLM's own count for that benchmark, which lies
+    // between the server's counts at the readings inside and around the phase.
+    let own = json::parse(&std::fs::read_to_string(dir.join("bench.json")).unwrap()).unwrap();
+    for (i, phase) in p.iter().enumerate() {
+        let i = i.to_string();
+        let tokens = num(
+            &own,
+            &[
+                "benchmarks",
+                &i,
+                "metrics",
+                "output_token_count",
+                "successful",
+                "total_sum",
+            ],
+        );
+        let t15 = check(phase, "T15");
+        assert_eq!(num(t15, &["evidence", "client_output_tokens"]), tokens);
+        let lo = num(t15, &["evidence", "server_output_tokens_at_least"]);
+        let hi = num(t15, &["evidence", "server_output_tokens_at_most"]);
+        assert!(
+            lo <= tokens && tokens <= hi && lo < hi,
+            "{lo} {tokens} {hi}"
+        );
+        assert_eq!(
+            num(check(phase, "T8"), &["evidence", "requested"]),
+            num(phase, &["concurrency"])
+        );
+    }
+    // The windows follow each other on the charts' axis, inside the recording.
+    let (s1, e1) = (num(&p[0], &["start_s"]), num(&p[0], &["end_s"]));
+    let (s2, e2) = (num(&p[1], &["start_s"]), num(&p[1], &["end_s"]));
+    assert!(
+        0.0 < s1 && s1 < e1 && e1 < s2 && s2 < e2,
+        "{s1} {e1} {s2} {e2}"
+    );
+    // The run-level T8 still judges the highest and points at the table.
+    let t8 = r
+        .get("checks")
+        .and_then(Json::as_array)
+        .unwrap()
+        .iter()
+        .find(|c| str_at(c, "id") == "T8")
+        .unwrap();
+    assert!(str_at(t8, "message").contains("phase by phase in the phase table"));
+}
+
+#[test]
+fn a_single_benchmark_has_no_phase_table() {
+    let dir = copy_dir(&fixture("recorded/guidellm-concurrent16"), "single");
+    let o = analyze(&dir, &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("Phases ("), "{out}");
+    assert!(results_json(&dir).get("phases").is_none());
+}
+
+#[test]
+fn phases_the_recording_does_not_cover_are_cant_tell() {
+    // Another day's sweep against this recording: its times fall outside the series.
+    let dir = copy_dir(&fixture("recorded/guidellm-concurrent16"), "uncovered");
+    let other = fixture("guidellm-concurrent-2-8/benchmarks.json");
+    let o = analyze(&dir, &["--bench-result", other.to_str().unwrap()]);
+    let r = results_json(&dir);
+    let p = phases(&r);
+    assert_eq!(p.len(), 2);
+    for phase in p {
+        assert!(
+            verdicts(phase).iter().all(|(_, s)| s == "unknown"),
+            "{phase:?}"
+        );
+        assert!(str_at(check(phase, "T8"), "message").contains("does not cover the phase"));
+    }
+    assert_ne!(o.status.code(), Some(0));
+}

@@ -1,0 +1,341 @@
+//! Sweeps are phases: a load-tool result holding several benchmarks (a GuideLLM sweep, a
+//! list of concurrencies) is cut into phases by each benchmark's own start and end against
+//! the series clock, and each phase gets its own T1, T8, T9, T10 and T15 (`rules`) and a
+//! row of the phase table. A phase the series does not cover is "can't tell" with the
+//! reason, never a pass. A result of one benchmark has no phases.
+
+mod rules;
+mod window;
+
+use serde::Serialize;
+
+use crate::bench::{BenchResult, Phase};
+use crate::verdict::{CheckResult, Status};
+
+pub use rules::Context;
+
+/// One phase's row: what it asked for, what the server ran, its checks and the worst.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseVerdict {
+    /// 1-based, in the load tool's order.
+    pub index: usize,
+    /// "16 at once", "4 requests/s".
+    pub asked: String,
+    pub concurrency: Option<i64>,
+    pub rate: Option<f64>,
+    /// The most requests the running gauge showed inside the phase.
+    pub ran: Option<f64>,
+    /// The phase's start and end on the charts' time axis (seconds since the first
+    /// reading), when the load tool gave them and the series has readings.
+    pub start_s: Option<f64>,
+    pub end_s: Option<f64>,
+    /// The load tool's own counts for the phase.
+    pub completed: Option<i64>,
+    pub failed: Option<i64>,
+    pub output_tokens: Option<i64>,
+    pub checks: Vec<CheckResult>,
+    /// The worst status among `checks`.
+    pub status: Status,
+}
+
+/// What the phases are read against.
+pub struct PhaseInputs<'a> {
+    pub bench: &'a BenchResult,
+    pub series: Option<&'a crate::series::Series>,
+    /// Why there is no series to read, when there is none (its input error, the server
+    /// down before the load).
+    pub no_series: Option<String>,
+    pub cx: Context<'a>,
+}
+
+/// One verdict per phase of a sweep; empty when the result holds one benchmark.
+pub fn judge_all(inputs: &PhaseInputs<'_>) -> Vec<PhaseVerdict> {
+    if !inputs.bench.is_sweep() {
+        return Vec::new();
+    }
+    let t0 = inputs.series.and_then(|s| s.rows.first()).map(|r| r.t_wall);
+    inputs
+        .bench
+        .phases
+        .iter()
+        .enumerate()
+        .map(|(i, p)| judge_one(i + 1, p, inputs, t0))
+        .collect()
+}
+
+fn judge_one(
+    index: usize,
+    phase: &Phase,
+    inputs: &PhaseInputs<'_>,
+    t0: Option<f64>,
+) -> PhaseVerdict {
+    let on_axis = |t: Option<f64>| Some(t? - t0?);
+    let mut ran = None;
+    let checks = match (inputs.series, phase.start_wall.zip(phase.end_wall)) {
+        (None, _) => rules::unknown_all(&format!(
+            "the phase's window can't be read: {}",
+            inputs
+                .no_series
+                .as_deref()
+                .unwrap_or("the folder has no gauge series")
+        )),
+        (Some(_), None) => rules::unknown_all(&format!(
+            "{}'s result gives no start and end time for this phase, so its window on the \
+             series is unknown",
+            inputs.cx.tool
+        )),
+        (Some(series), Some((start, end))) => match window::cut(series, start, end) {
+            Err(why) => rules::unknown_all(&why),
+            Ok(w) => {
+                ran = w.inner.peak_running();
+                rules::judge(phase, &w, &inputs.cx)
+            }
+        },
+    };
+    let status = worst(&checks);
+    PhaseVerdict {
+        index,
+        asked: phase.asked(),
+        concurrency: phase.concurrency,
+        rate: phase.rate,
+        ran,
+        start_s: on_axis(phase.start_wall),
+        end_s: on_axis(phase.end_wall),
+        completed: phase.completed,
+        failed: phase.failed,
+        output_tokens: phase.output_tokens,
+        checks,
+        status,
+    }
+}
+
+/// The worst status of a list (fail, warn, can't tell, pass, does not apply); "does not
+/// apply" for an empty one.
+pub fn worst(checks: &[CheckResult]) -> Status {
+    checks
+        .iter()
+        .map(|c| c.status)
+        .min()
+        .unwrap_or(Status::NotApplicable)
+}
+
+/// The worst status over every phase, when there are phases.
+pub fn worst_phase(phases: &[PhaseVerdict]) -> Option<Status> {
+    phases.iter().map(|p| p.status).min()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Engine;
+    use crate::series::{Row, Series};
+
+    /// A reading every second from t = 100: running, and cumulative preemptions and
+    /// generated tokens.
+    fn series(readings: &[(f64, f64, f64)]) -> Series {
+        let rows: Vec<Row> = readings
+            .iter()
+            .enumerate()
+            .map(|(i, &(running, preempt, tokens))| Row {
+                t_wall: 100.0 + i as f64,
+                running: Some(running),
+                waiting: Some(0.0),
+                kv_usage: Some(0.1),
+                preemptions: Some(preempt),
+                generation_tokens: Some(tokens),
+                ..Row::default()
+            })
+            .collect();
+        Series {
+            interval_s: Some(1.0),
+            row_lines: (2..2 + rows.len() as u32).collect(),
+            rows,
+            ..Series::default()
+        }
+    }
+
+    fn phase(
+        concurrency: Option<i64>,
+        rate: Option<f64>,
+        from: f64,
+        to: f64,
+        tokens: i64,
+    ) -> Phase {
+        Phase {
+            concurrency,
+            rate,
+            completed: Some(4),
+            failed: Some(0),
+            output_tokens: Some(tokens),
+            start_wall: Some(from),
+            end_wall: Some(to),
+            duration: Some(to - from),
+        }
+    }
+
+    fn judge(b: &BenchResult, s: Option<&Series>) -> Vec<PhaseVerdict> {
+        judge_all(&PhaseInputs {
+            bench: b,
+            series: s,
+            no_series: None,
+            cx: Context {
+                engine: Engine::Vllm,
+                facts: None,
+                usable_blocks: None,
+                tool: "GuideLLM 0.8.1",
+            },
+        })
+    }
+
+    fn statuses(p: &PhaseVerdict) -> Vec<(String, &'static str)> {
+        p.checks
+            .iter()
+            .map(|c| (c.id(), c.status.as_str()))
+            .collect()
+    }
+
+    fn status_of(p: &PhaseVerdict, id: &str) -> Status {
+        p.checks.iter().find(|c| c.id() == id).unwrap().status
+    }
+
+    fn sweep(phases: Vec<Phase>) -> BenchResult {
+        BenchResult {
+            phases,
+            ..BenchResult::default()
+        }
+    }
+
+    #[test]
+    fn each_phase_is_judged_on_its_own_window() {
+        // Phase 1 (2 at once) from 100.5 to 103.5; phase 2 (16 at once) from 104.5 to 107.5.
+        let s = series(&[
+            (0.0, 0.0, 0.0),
+            (2.0, 0.0, 50.0),
+            (2.0, 0.0, 100.0),
+            (2.0, 0.0, 150.0),
+            (0.0, 0.0, 200.0),
+            (10.0, 0.0, 300.0),
+            (10.0, 0.0, 500.0),
+            (10.0, 0.0, 700.0),
+            (0.0, 0.0, 800.0),
+        ]);
+        let b = sweep(vec![
+            phase(Some(2), None, 100.5, 103.5, 180),
+            phase(Some(16), None, 104.5, 107.5, 600),
+        ]);
+        let p = judge(&b, Some(&s));
+        assert_eq!(p.len(), 2);
+        assert_eq!(status_of(&p[0], "T8"), Status::Pass);
+        assert_eq!(status_of(&p[1], "T8"), Status::Fail);
+        assert_eq!((p[0].ran, p[1].ran), (Some(2.0), Some(10.0)));
+        assert_eq!(p[1].status, Status::Fail);
+        assert_eq!(worst_phase(&p), Some(Status::Fail));
+        // On the charts' axis: seconds since the first reading.
+        assert_eq!((p[1].start_s, p[1].end_s), (Some(4.5), Some(7.5)));
+        // Tokens: 150 to 200 between the readings for phase 1; 180 lies in it.
+        assert_eq!(status_of(&p[0], "T15"), Status::Pass);
+        // Phase 2: 400 to 600 between the readings; 600 lies in it.
+        assert_eq!(status_of(&p[1], "T15"), Status::Pass);
+        assert_eq!(status_of(&p[0], "T1"), Status::Pass);
+        assert!(p[0].checks[0].message.contains("during the phase"));
+        assert_eq!(status_of(&p[0], "T10"), Status::Pass);
+        assert_eq!(
+            statuses(&p[0])
+                .iter()
+                .map(|(id, _)| id.as_str())
+                .collect::<Vec<_>>(),
+            ["T1", "T8", "T9", "T10", "T15"]
+        );
+    }
+
+    #[test]
+    fn a_single_benchmark_has_no_phases() {
+        let s = series(&[(0.0, 0.0, 0.0), (2.0, 0.0, 10.0)]);
+        let b = sweep(vec![phase(Some(2), None, 100.0, 101.0, 10)]);
+        assert!(judge(&b, Some(&s)).is_empty());
+    }
+
+    #[test]
+    fn what_the_series_cannot_tell_is_never_a_pass() {
+        let s = series(&[(0.0, 0.0, 0.0), (2.0, 0.0, 10.0), (2.0, 0.0, 20.0)]);
+        let b = sweep(vec![
+            // Outside the recording.
+            phase(Some(2), None, 90.0, 95.0, 10),
+            // No times in the result.
+            Phase {
+                start_wall: None,
+                ..phase(Some(2), None, 100.0, 101.0, 10)
+            },
+        ]);
+        let p = judge(&b, Some(&s));
+        for v in &p {
+            assert!(
+                v.checks.iter().all(|c| c.status == Status::Unknown),
+                "{v:?}"
+            );
+            assert_eq!(v.status, Status::Unknown);
+        }
+        assert!(p[0].checks[0].message.contains("does not cover the phase"));
+        assert!(p[1].checks[0].message.contains("no start and end time"));
+        // No series at all: each check says why.
+        let p = judge_all(&PhaseInputs {
+            bench: &b,
+            series: None,
+            no_series: Some("unusable input: run.series.jsonl: damaged".into()),
+            cx: Context {
+                engine: Engine::Vllm,
+                facts: None,
+                usable_blocks: None,
+                tool: "GuideLLM",
+            },
+        });
+        assert!(p[0].checks[3].message.contains("run.series.jsonl: damaged"));
+        assert_eq!(p[0].checks[3].status, Status::Unknown);
+    }
+
+    #[test]
+    fn preemptions_at_an_edge_cannot_be_placed_and_inside_fail() {
+        // A preemption between 102 and 103: at the edge of a phase from 102.5 to 104.5,
+        // inside one from 101.5 to 104.5.
+        let s = series(&[
+            (1.0, 0.0, 0.0),
+            (1.0, 0.0, 10.0),
+            (1.0, 0.0, 20.0),
+            (1.0, 1.0, 30.0),
+            (1.0, 1.0, 40.0),
+            (1.0, 1.0, 50.0),
+        ]);
+        let b = sweep(vec![
+            phase(Some(1), None, 102.5, 104.5, 20),
+            phase(Some(1), None, 101.5, 104.5, 30),
+        ]);
+        let p = judge(&b, Some(&s));
+        assert_eq!(status_of(&p[0], "T1"), Status::Unknown);
+        assert!(
+            p[0].checks[0].message.contains("at the phase's edge"),
+            "{}",
+            p[0].checks[0].message
+        );
+        assert_eq!(status_of(&p[1], "T1"), Status::Fail);
+    }
+
+    #[test]
+    fn a_rate_phase_asks_for_no_concurrency_and_tokens_outside_the_bracket_warn() {
+        let s = series(&[
+            (0.0, 0.0, 0.0),
+            (3.0, 0.0, 10.0),
+            (3.0, 0.0, 20.0),
+            (0.0, 0.0, 30.0),
+        ]);
+        let b = sweep(vec![
+            phase(None, Some(4.0), 100.5, 102.5, 20),
+            phase(None, Some(8.0), 100.5, 102.5, 500),
+        ]);
+        let p = judge(&b, Some(&s));
+        assert_eq!(status_of(&p[0], "T8"), Status::NotApplicable);
+        assert!(p[0].checks[1].message.contains("4 requests/s"));
+        assert_eq!(status_of(&p[0], "T15"), Status::Pass);
+        assert_eq!(status_of(&p[1], "T15"), Status::Warn);
+        assert_eq!(p[1].asked, "8 requests/s");
+    }
+}
