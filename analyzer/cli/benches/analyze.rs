@@ -46,6 +46,8 @@ struct Ran {
 /// own CPU time and peak memory.
 fn run(cmd: &mut Command) -> Ran {
     let start = Instant::now();
+    // Reaped by `wait4` below, which std's `wait` would not let us read the usage of.
+    #[allow(clippy::zombie_processes)]
     let child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::null())

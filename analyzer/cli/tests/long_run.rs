@@ -139,6 +139,8 @@ fn a_day_long_recording_gives_a_results_json_of_at_most_one_megabyte() {
 /// Runs `cmd` and returns its exit code and its own peak resident memory in bytes
 /// (`wait4`'s accounting of this one child).
 fn peak_memory_of(cmd: &mut Command) -> (i32, u64) {
+    // Reaped by `wait4` below, which std's `wait` would not let us read the usage of.
+    #[allow(clippy::zombie_processes)]
     let child = cmd
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
