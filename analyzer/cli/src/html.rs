@@ -169,4 +169,24 @@ mod tests {
         assert_eq!(boot[0].bytes, input.boot_logs[0].bytes);
         assert!(page.ends_with("</script></body></html>"));
     }
+
+    #[test]
+    fn a_streamed_series_goes_into_the_page_with_the_bytes_given() {
+        let template = "<html><head><title>x</title></head><body>\
+            <script type=\"application/json\" id=\"inferlint-run\"></script></body></html>";
+        let series = b"{\"t_wall\": 1.0, \"running\": 2.0}\n".to_vec();
+        // As `disk::StreamedRun` leaves it: the file named, its bytes read apart.
+        let input = RunInput {
+            series: Some(InputFile::new("run/run.series.jsonl", Vec::new())),
+            ..RunInput::default()
+        };
+        let opts = Options::default();
+        let read = analyzer::series::Series::read("run/run.series.jsonl", &series);
+        let a = analyzer::analysis::analyze_with_series(&input, &opts, Some(read)).unwrap();
+        let page = one_file(template, &a.report, &input, &opts, Some(Ok(series.clone()))).unwrap();
+        let run = pack::decode(page::embedded_run(&page).unwrap()).unwrap();
+        let carried = pack::from_pack(&run).0.series.unwrap();
+        assert_eq!(carried.name, "run/run.series.jsonl");
+        assert_eq!(carried.bytes, Ok(series));
+    }
 }
