@@ -96,12 +96,23 @@ fn parse_opt<T>(
 
 /// Runs every check the inputs allow.
 pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeError> {
+    analyze_with_series(input, opts, parse_opt(&input.series, Series::read))
+}
+
+/// As [`analyze`], with the series already read (a front end streams a long recording
+/// with `series::SeriesReader` rather than holding its bytes): `input.series` then only
+/// names the file, and its bytes are not read.
+pub fn analyze_with_series(
+    input: &RunInput,
+    opts: &Options,
+    series: Option<Result<Series, InputError>>,
+) -> Result<Analysis, AnalyzeError> {
     let mut notes = Vec::new();
     let mut errors = Vec::new();
     let mut p = Parsed {
         before: parse_opt(&input.before, Snapshot::read),
         after: parse_opt(&input.after, Snapshot::read),
-        series: parse_opt(&input.series, Series::read),
+        series,
         bench: input.bench.as_ref().map(|b| {
             b.file
                 .bytes()

@@ -1,5 +1,8 @@
 //! Gauge series files (`*.series.jsonl`, formats.md §3): a header line, then one sample
-//! per line. Read line by line in one pass; a damaged line is skipped and counted. The
+//! per line. Read line by line in one pass; a damaged line is skipped and counted.
+//! `SeriesReader` takes the file in pieces as they arrive (and joins two halves read
+//! apart), so a front end can stream a week's recording from disk: only its rows are
+//! kept, never its text as well. The
 //! lines are the documents `docs::SeriesHeader` and `docs::Row`; the column names are the
 //! row's field names (`Row::COLUMNS`).
 //!
@@ -46,42 +49,9 @@ impl Series {
 
     /// Reads a series file. A file with neither a header nor a sample is an input error.
     pub fn read(file: &str, bytes: &[u8]) -> Result<Series, InputError> {
-        let text = decode_lossy(bytes);
-        let mut s = Series::default();
-        let mut saw_header = false;
-        for (i, raw) in text.split('\n').enumerate() {
-            let line = raw.trim();
-            if line.is_empty() {
-                continue;
-            }
-            match read_line(line) {
-                Some(Line::Header(h)) => {
-                    saw_header = true;
-                    s.url = h.url;
-                    s.interval_s = h.interval_s;
-                    s.engine_named = h.engine;
-                }
-                Some(Line::Row(r)) => {
-                    if let Some(r) = gate_row(r, (file, Some(i + 1)), &mut s.implausible) {
-                        s.rows.push(r);
-                        s.row_lines.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
-                    }
-                }
-                None => {
-                    s.skipped += 1;
-                    s.first_skipped_line.get_or_insert(i + 1);
-                }
-            }
-        }
-        if !saw_header && s.rows.is_empty() {
-            let line = s.first_skipped_line;
-            return Err(InputError::new(
-                file,
-                line,
-                "not a series file: no header and no sample line could be read",
-            ));
-        }
-        Ok(s)
+        let mut reader = SeriesReader::new(file);
+        reader.push(bytes);
+        reader.finish()
     }
 
     /// The first refused value among `fields` (column names).
@@ -152,6 +122,138 @@ impl Series {
             .iter()
             .filter_map(|r| r.kv_usage)
             .filter(|&u| u != 0.0)
+    }
+}
+
+/// Reads a series file piece by piece, as its bytes arrive: each line is parsed once it
+/// is complete and only an unfinished line is kept between pieces, so a front end can
+/// stream a long recording from disk and never hold its text and its rows together.
+/// Pieces may split a line (or a character) anywhere; the result is the same as
+/// [`Series::read`] on the whole file.
+#[derive(Debug)]
+pub struct SeriesReader {
+    file: String,
+    series: Series,
+    saw_header: bool,
+    /// Lines completed so far (the 1-based number of the last one).
+    lines: usize,
+    /// The start of a line whose end has not arrived yet.
+    partial: Vec<u8>,
+}
+
+impl SeriesReader {
+    pub fn new(file: &str) -> SeriesReader {
+        SeriesReader {
+            file: file.to_string(),
+            series: Series::default(),
+            saw_header: false,
+            lines: 0,
+            partial: Vec::new(),
+        }
+    }
+
+    /// Reads the complete lines of the next piece of the file.
+    pub fn push(&mut self, piece: &[u8]) {
+        let mut rest = piece;
+        if !self.partial.is_empty() {
+            let Some(end) = memchr::memchr(b'\n', rest) else {
+                self.partial.extend_from_slice(rest);
+                return;
+            };
+            let mut line = std::mem::take(&mut self.partial);
+            line.extend_from_slice(&rest[..end]);
+            self.line(&line);
+            // Keep the allocation for the next unfinished line.
+            line.clear();
+            self.partial = line;
+            rest = &rest[end + 1..];
+        }
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', rest) {
+            self.line(&rest[start..end]);
+            start = end + 1;
+        }
+        self.partial.extend_from_slice(&rest[start..]);
+    }
+
+    /// Joins the reader of the bytes that follow this one's, read apart (a front end may
+    /// read the two halves of a long file at once): the result is that of one reader
+    /// given both. `later` must have started at the start of a line, which is where this
+    /// one's bytes must end; an unfinished line here is read as a whole line.
+    pub fn append(&mut self, later: SeriesReader) {
+        if !self.partial.is_empty() {
+            let line = std::mem::take(&mut self.partial);
+            self.line(&line);
+        }
+        let offset = self.lines;
+        let (s, mut l) = (&mut self.series, later.series);
+        if later.saw_header {
+            self.saw_header = true;
+            (s.url, s.interval_s, s.engine_named) = (l.url, l.interval_s, l.engine_named);
+        }
+        s.rows.append(&mut l.rows);
+        let shift = |n: u32| n.saturating_add(u32::try_from(offset).unwrap_or(u32::MAX));
+        s.row_lines.extend(l.row_lines.iter().map(|&n| shift(n)));
+        s.skipped += l.skipped;
+        if s.first_skipped_line.is_none() {
+            s.first_skipped_line = l.first_skipped_line.map(|n| n + offset);
+        }
+        s.implausible.extend(l.implausible.into_iter().map(|mut i| {
+            i.line = i.line.map(|n| n + offset);
+            i
+        }));
+        self.lines += later.lines;
+        self.partial = later.partial;
+    }
+
+    /// The series, once the whole file has been pushed. A file with neither a header nor
+    /// a sample is an input error.
+    pub fn finish(mut self) -> Result<Series, InputError> {
+        // The last line needs no newline.
+        let last = std::mem::take(&mut self.partial);
+        self.line(&last);
+        let mut s = self.series;
+        if !self.saw_header && s.rows.is_empty() {
+            return Err(InputError::new(
+                &self.file,
+                s.first_skipped_line,
+                "not a series file: no header and no sample line could be read",
+            ));
+        }
+        s.rows.shrink_to_fit();
+        s.row_lines.shrink_to_fit();
+        Ok(s)
+    }
+
+    /// One line (without its newline). Decoding line by line reads as decoding the whole
+    /// file would: a newline is never part of a multi-byte character.
+    fn line(&mut self, raw: &[u8]) {
+        self.lines += 1;
+        let n = self.lines;
+        let text = decode_lossy(raw);
+        let line = text.trim();
+        if line.is_empty() {
+            return;
+        }
+        let s = &mut self.series;
+        match read_line(line) {
+            Some(Line::Header(h)) => {
+                self.saw_header = true;
+                s.url = h.url;
+                s.interval_s = h.interval_s;
+                s.engine_named = h.engine;
+            }
+            Some(Line::Row(r)) => {
+                if let Some(r) = gate_row(r, (&self.file, Some(n)), &mut s.implausible) {
+                    s.rows.push(r);
+                    s.row_lines.push(u32::try_from(n).unwrap_or(u32::MAX));
+                }
+            }
+            None => {
+                s.skipped += 1;
+                s.first_skipped_line.get_or_insert(n);
+            }
+        }
     }
 }
 
@@ -581,6 +683,57 @@ mod tests {
         assert_eq!(s.peak_running(), Some(2.0));
         assert_eq!(s.times(), vec![0.0, 2.0]);
         assert_eq!(s.skip_note("s").unwrap(), "s:3: 4 lines skipped");
+    }
+
+    #[test]
+    fn pieces_of_any_size_read_as_the_whole_file() {
+        let text = "{\"schema\": \"inferlint.series/1\", \"engine\": \"sglang\"}\r\n\
+            {\"t_wall\": 1.0, \"t_mono_ns\": 5, \"running\": 2.0}\n\
+            \n\
+            caf\u{e9}\n\
+            {\"t_wall\": 2.0, \"running\": NaN, \"waiting\": 4}\n\
+            {\"t_wall\": 3.0, \"runn";
+        let mut bytes = text.as_bytes().to_vec();
+        // An invalid byte, and a character cut by every piece size below.
+        bytes.extend_from_slice(b"\xff\xe2\x82\n{\"t_wall\": 4.0}");
+        let whole = format!("{:?}", Series::read("s", &bytes));
+        for size in 1..=bytes.len() {
+            let mut reader = SeriesReader::new("s");
+            for piece in bytes.chunks(size) {
+                reader.push(piece);
+            }
+            assert_eq!(format!("{:?}", reader.finish()), whole, "pieces of {size}");
+        }
+        let s = Series::read("s", &bytes).unwrap();
+        assert_eq!((s.rows.len(), s.row_lines.clone()), (3, vec![2, 5, 7]));
+        assert_eq!((s.skipped, s.first_skipped_line), (2, Some(4)));
+    }
+
+    #[test]
+    fn halves_read_apart_and_appended_read_as_the_whole_file() {
+        let bytes = b"{\"t_wall\": 1.0, \"running\": 2.0}\n\
+            oops\n\
+            {\"schema\": \"inferlint.series/1\", \"engine\": \"vllm\"}\n\
+            {\"t_wall\": 2.0, \"kv_usage\": NaN}\n\
+            \n\
+            {\"schema\": \"inferlint.series/1\", \"engine\": \"sglang\"}\n\
+            [2]\n\
+            {\"t_wall\": 3.0, \"kv_usage\": 2.5}\n\
+            {\"t_wall\": 4.0, \"runn";
+        let whole = format!("{:?}", Series::read("s", bytes));
+        let starts = (0..bytes.len()).filter(|&i| i == 0 || bytes[i - 1] == b'\n');
+        for cut in starts {
+            let mut first = SeriesReader::new("s");
+            first.push(&bytes[..cut]);
+            let mut later = SeriesReader::new("s");
+            later.push(&bytes[cut..]);
+            first.append(later);
+            assert_eq!(format!("{:?}", first.finish()), whole, "cut at {cut}");
+        }
+        let s = Series::read("s", bytes).unwrap();
+        assert_eq!(s.engine(), Engine::Sglang);
+        let lines: Vec<Option<usize>> = s.implausible.iter().map(|i| i.line).collect();
+        assert_eq!(lines, [Some(4), Some(8)]);
     }
 
     /// The fast path reads every line exactly as the JSON reader does.

@@ -1,8 +1,10 @@
 //! Writes a synthetic long recording of a vLLM server (shared by the benchmark and the
-//! `long_run` example): a series at 4 Hz whose KV gauge moves in steps of 1/42, with
+//! `long_run` test): a series at 4 Hz whose KV gauge moves in steps of 1/42, with
 //! preemption bursts, plus before/after snapshots and a boot log line set.
 
 use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
 use std::path::Path;
 
 const BLOCKS: u64 = 42;
@@ -53,7 +55,9 @@ fn snapshot_json(wall: f64, mono: i64, text: &str) -> String {
 pub fn write(dir: &Path, samples: usize) -> std::io::Result<u64> {
     std::fs::create_dir_all(dir)?;
     let (wall0, mono0) = (1_790_000_000.0_f64, 1_000_000_000_000_i64);
-    let mut series = String::with_capacity(samples * 200);
+    // Written as it is made: a week's series is over 500 MB.
+    let mut out = BufWriter::new(File::create(dir.join("run.series.jsonl"))?);
+    let mut series = String::with_capacity(1 << 16);
     series.push_str("{\"schema\": \"inferlint.series/1\", \"url\": \"http://127.0.0.1:8000\", \"interval_s\": 0.25, \"engine\": \"vllm\"}\n");
     let (mut gen, mut prompt, mut preempt) = (0.0_f64, 0.0_f64, 0.0_f64);
     let mut done = 0.0_f64;
@@ -96,8 +100,13 @@ pub fn write(dir: &Path, samples: usize) -> std::io::Result<u64> {
             gen,
             prompt
         );
+        if series.len() > 60_000 {
+            out.write_all(series.as_bytes())?;
+            series.clear();
+        }
     }
-    std::fs::write(dir.join("run.series.jsonl"), &series)?;
+    out.write_all(series.as_bytes())?;
+    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
     let span = samples as f64 * 0.256;
     let before = snapshot_text(0.0, 0.0, 0.0, 0.0);
     let after = snapshot_text(gen, prompt, preempt, done);

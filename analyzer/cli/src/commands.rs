@@ -67,13 +67,11 @@ fn snapshot_arg(path: &Path) -> Result<Snapshot, InputError> {
     Snapshot::read(&f.name, &bytes)
 }
 
+/// Reads a series given on the command line, streamed from disk into its rows.
 fn series_arg(path: &Path) -> Result<Series, InputError> {
-    let f = read_input(path, Role::Series);
-    let bytes = f
-        .bytes
-        .map_err(|reason| InputError::new(&f.name, None, reason))?;
-    let s = Series::read(&f.name, &bytes)?;
-    if let Some(n) = s.skip_note(&f.name) {
+    let name = path.display().to_string();
+    let s = disk::read_series(path, &name, false)?;
+    if let Some(n) = s.skip_note(&name) {
         note(&n);
     }
     Ok(s)
@@ -335,13 +333,19 @@ pub fn explain(args: ExplainArgs) -> Result<i32, Exit> {
     Ok(0)
 }
 
-/// Builds the inputs of `analyze`: explicit files win, the rest found by name.
-fn run_input(args: &AnalyzeArgs) -> Result<RunInput, Exit> {
-    let mut input = match &args.run {
-        Some(dir) => disk::load_run_folder(dir)
+/// Builds the inputs of `analyze`: explicit files win, the rest found by name. The
+/// series streams from disk into its rows (`disk::StreamedRun`): a week's recording is
+/// never held as text and rows at once.
+fn run_input(args: &AnalyzeArgs) -> Result<disk::StreamedRun, Exit> {
+    let mut run = match &args.run {
+        Some(dir) => disk::load_run_folder_streamed(dir)
             .map_err(|e| Exit::usage(format!("{}: cannot list the folder: {e}", dir.display())))?,
-        None => RunInput::default(),
+        None => disk::StreamedRun::default(),
     };
+    if let Some(p) = &args.series {
+        run.use_series_file(p);
+    }
+    let input = &mut run.input;
     if !args.boot_log.is_empty() {
         input.boot_logs = args
             .boot_log
@@ -350,16 +354,15 @@ fn run_input(args: &AnalyzeArgs) -> Result<RunInput, Exit> {
             .collect();
     }
     let given = |p: &Option<PathBuf>, role| p.as_deref().map(|p| read_input(p, role));
-    input.before = given(&args.before, Role::Snapshot).or(input.before);
-    input.after = given(&args.after, Role::Snapshot).or(input.after);
-    input.series = given(&args.series, Role::Series).or(input.series);
+    input.before = given(&args.before, Role::Snapshot).or(input.before.take());
+    input.after = given(&args.after, Role::Snapshot).or(input.after.take());
     if let Some(p) = &args.bench_result {
         input.bench = Some(BenchInput {
             file: read_input(p, Role::LoadResult),
             evidence_path: p.display().to_string(),
         });
     }
-    Ok(input)
+    Ok(run)
 }
 
 /// Every input path `analyze` reads (as named), to keep `--html` off them.
@@ -415,10 +418,11 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
     if args.requested.is_some_and(|r| r <= 0) {
         return Err(Exit::usage("--requested must be a positive number"));
     }
-    let input = run_input(&args)?;
+    let mut run = run_input(&args)?;
+    let input = &run.input;
     let results_path = args.run.as_ref().map(|d| d.join(analyzer::docs::RESULTS));
     if let Some(h) = &args.html {
-        check_html_target(h, &input, results_path.as_deref())?;
+        check_html_target(h, input, results_path.as_deref())?;
     }
     let opts = Options {
         engine: named,
@@ -426,7 +430,10 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
         title: args.title.clone(),
         utc_offset_min: super::local_utc_offset_min(),
     };
-    let analysis = match analysis::analyze(&input, &opts) {
+    // The rows go with the analysis: only the report is left when the page is made.
+    let series = run.series.take();
+    let input = &run.input;
+    let analysis = match analysis::analyze_with_series(input, &opts, series) {
         Ok(an) => an,
         Err(AnalyzeError::NothingUsable(errors)) => {
             for e in &errors {
@@ -473,12 +480,10 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
         .clone()
         .or_else(|| args.run.as_ref().map(|d| d.join(analyzer::docs::REPORT)));
     if let Some(p) = html_path {
-        write(
-            &p,
-            super::html::page(&analysis.report, &input, &opts).as_bytes(),
-        );
+        let page = super::html::page(&analysis.report, input, &opts, || run.series_bytes());
+        write(&p, page.as_bytes());
     }
-    if super::ci_format::for_analyze(&args, &input, &analysis, &doc)? {
+    if super::ci_format::for_analyze(&args, input, &analysis, &doc)? {
         return Ok(analysis.exit_status(args.common.strict));
     }
     if args.common.json {

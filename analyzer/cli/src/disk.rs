@@ -11,10 +11,12 @@
 use std::cell::RefCell;
 use std::fs::{File, Metadata};
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use analyzer::analysis::{InputFile, RunInput};
 use analyzer::folder;
+use analyzer::input::InputError;
+use analyzer::series::{Series, SeriesReader};
 use analyzer::sizes::Role;
 use analyzer::Skipped;
 
@@ -45,6 +47,22 @@ fn not_a_file(m: &Metadata) -> Option<&'static str> {
 /// Reads a regular file within its role's limit. With `no_follow`, a link at `path` is
 /// refused rather than followed.
 fn read_file(path: &Path, role: Role, no_follow: bool) -> Result<Vec<u8>, String> {
+    let (f, len) = open_checked(path, role, no_follow)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    // One byte past the limit tells a file that grew while being read.
+    f.take(role.max_bytes() + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_reason(&e))?;
+    if let Some(why) = role.refuse(bytes.len() as u64) {
+        return Err(why);
+    }
+    Ok(bytes)
+}
+
+/// Opens a regular file to read from its start, after the checks every read makes: not
+/// a link (with `no_follow`), a folder or a device, within its role's size limit, not
+/// sparse. Returns the file and its size.
+fn open_checked(path: &Path, role: Role, no_follow: bool) -> Result<(File, u64), String> {
     let mut opts = std::fs::OpenOptions::new();
     opts.read(true);
     #[cfg(unix)]
@@ -78,15 +96,100 @@ fn read_file(path: &Path, role: Role, no_follow: bool) -> Result<Vec<u8>, String
     let mut f = f;
     // Read from the start, wherever the hole search left the offset.
     f.seek(SeekFrom::Start(0)).map_err(|e| io_reason(&e))?;
-    let mut bytes = Vec::with_capacity(usize::try_from(m.len()).unwrap_or(0));
-    // One byte past the limit tells a file that grew while being read.
-    f.take(role.max_bytes() + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| io_reason(&e))?;
-    if let Some(why) = role.refuse(bytes.len() as u64) {
-        return Err(why);
+    Ok((f, m.len()))
+}
+
+/// How much of a series is read at a time: large enough that reading costs few calls,
+/// small enough to stay in the cache while its lines are parsed.
+const SERIES_PIECE: usize = 1 << 20;
+
+/// A series at least this large is read as two halves at once (a second thread pays for
+/// itself on a long recording, not on a short one).
+const SERIES_HALVES_FROM: u64 = 16 << 20;
+
+/// Reads a series file as it streams from disk, piece by piece into a
+/// [`SeriesReader`]: its text is never held whole, only its rows. The same checks as
+/// every other read (`open_checked`); `shown` names the file in messages.
+pub fn read_series(path: &Path, shown: &str, no_follow: bool) -> Result<Series, InputError> {
+    stream_series(path, shown, no_follow)
+        .unwrap_or_else(|reason| Err(InputError::new(shown, None, reason)))
+}
+
+/// As [`read_series`], telling a file that could not be read (the reason, as
+/// `read_file` gives it) from one read but not a series. A long file is read as two
+/// halves in two threads, split after a newline, and joined (`SeriesReader::append`).
+fn stream_series(
+    path: &Path,
+    shown: &str,
+    no_follow: bool,
+) -> Result<Result<Series, InputError>, String> {
+    let (f, len) = open_checked(path, Role::Series, no_follow)?;
+    let reader = match halfway_line(&f, len)? {
+        None => read_part(&f, shown, 0, None)?,
+        Some(mid) => std::thread::scope(|scope| {
+            let later = scope.spawn(|| read_part(&f, shown, mid, None));
+            let mut first = read_part(&f, shown, 0, Some(mid))?;
+            let later = later
+                .join()
+                .map_err(|_| "cannot read: the reading thread failed".to_string())??;
+            first.append(later);
+            Ok::<_, String>(first)
+        })?,
+    };
+    Ok(reader.finish())
+}
+
+/// Where the line after the middle of a long file starts, to read its halves apart;
+/// `None` for a short file or one without a newline near its middle.
+fn halfway_line(f: &File, len: u64) -> Result<Option<u64>, String> {
+    if len < SERIES_HALVES_FROM {
+        return Ok(None);
     }
-    Ok(bytes)
+    let mut piece = vec![0u8; SERIES_PIECE];
+    let n = read_at(f, &mut piece, len / 2).map_err(|e| io_reason(&e))?;
+    let newline = piece[..n].iter().position(|&b| b == b'\n');
+    Ok(newline.map(|i| len / 2 + i as u64 + 1))
+}
+
+/// Reads the file from `start` to `end` (its end when `None`) into a new reader, by
+/// positional reads (the halves share one handle), within the series' size limit.
+fn read_part(f: &File, shown: &str, start: u64, end: Option<u64>) -> Result<SeriesReader, String> {
+    let mut reader = SeriesReader::new(shown);
+    let mut piece = vec![0u8; SERIES_PIECE];
+    let mut at = start;
+    loop {
+        let want = end.map_or(piece.len(), |e| {
+            usize::try_from(e.saturating_sub(at)).map_or(piece.len(), |w| w.min(piece.len()))
+        });
+        if want == 0 {
+            break;
+        }
+        let n = match read_at(f, &mut piece[..want], at) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_reason(&e)),
+        };
+        at += n as u64;
+        // A file that grew past the limit while being read.
+        if let Some(why) = Role::Series.refuse(at) {
+            return Err(why);
+        }
+        reader.push(&piece[..n]);
+    }
+    Ok(reader)
+}
+
+/// Reads at an offset without moving the handle's own position.
+fn read_at(f: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_at(f, buf, at)
+    }
+    #[cfg(windows)]
+    {
+        std::os::windows::fs::FileExt::seek_read(f, buf, at)
+    }
 }
 
 /// Whether the file has a hole before its end (`SEEK_HOLE`): the recorder only appends,
@@ -155,7 +258,93 @@ pub fn load_run_folder(dir: &Path) -> std::io::Result<RunInput> {
 /// As [`load_run_folder`], naming files under `shown` instead of the folder's path (tests
 /// name fixtures by their path relative to the fixtures folder).
 pub fn load_run_folder_as(dir: &Path, shown: &str) -> std::io::Result<RunInput> {
+    load_folder(dir, shown, false).map(|(input, _)| input)
+}
+
+/// A run whose series was read as it streamed from disk ([`read_series`]): the input's
+/// `series` names the file and holds no bytes (see [`StreamedRun::series_bytes`] for the
+/// page that carries them).
+#[derive(Debug, Default)]
+pub struct StreamedRun {
+    pub input: RunInput,
+    /// The series read, or why it could not be; `None` when the run has none.
+    pub series: Option<Result<Series, InputError>>,
+    /// Where the series is on disk, for reading its bytes again, and whether a link
+    /// there is followed.
+    series_path: Option<(PathBuf, bool)>,
+}
+
+impl StreamedRun {
+    /// Streams the series file given on the command line (links followed: the user named
+    /// it) in place of the folder's.
+    pub fn use_series_file(&mut self, path: &Path) {
+        let name = path.display().to_string();
+        let (bytes, read) = match stream_series(path, &name, false) {
+            Ok(read) => (Ok(Vec::new()), read),
+            Err(reason) => (
+                Err(reason.clone()),
+                Err(InputError::new(&name, None, reason)),
+            ),
+        };
+        self.input.series = Some(InputFile { name, bytes });
+        self.series = Some(read);
+        self.series_path = Some((path.to_path_buf(), true));
+    }
+
+    /// The series file's bytes, read again (for the one-file report, once the rows are
+    /// gone); `None` when the run has no series.
+    pub fn series_bytes(&self) -> Option<Result<Vec<u8>, String>> {
+        let (path, follow) = self.series_path.as_ref()?;
+        Some(read_file(path, Role::Series, !follow))
+    }
+}
+
+/// As [`load_run_folder`], the series streamed into its rows rather than read whole.
+pub fn load_run_folder_streamed(dir: &Path) -> std::io::Result<StreamedRun> {
+    let shown = dir.display().to_string();
+    let (mut input, deferred) = load_folder(dir, &shown, true)?;
+    let mut series = None;
+    let mut series_path = None;
+    if let (Some(name), Some(f)) = (deferred, &mut input.series) {
+        let path = dir.join(&name);
+        series = Some(match stream_series(&path, &f.name, true) {
+            Ok(read) => read,
+            Err(reason) => {
+                // As a file refused by `read_file`: listed as skipped, unreadable for checks.
+                input.skipped.push(Skipped {
+                    name,
+                    reason: reason.clone(),
+                });
+                input.skipped.sort_by(|a, b| a.name.cmp(&b.name));
+                input.skipped.dedup();
+                f.bytes = Err(reason.clone());
+                Err(InputError::new(&f.name, None, reason))
+            }
+        });
+        series_path = Some((path, false));
+    } else if let Some(f) = &input.series {
+        // Not deferred: the entry itself was refused (a link, a folder, a device).
+        series = Some(match &f.bytes {
+            Ok(b) => Series::read(&f.name, b),
+            Err(reason) => Err(InputError::new(&f.name, None, reason.clone())),
+        });
+    }
+    Ok(StreamedRun {
+        input,
+        series,
+        series_path,
+    })
+}
+
+/// Loads a folder; with `defer_series`, the series file is not read (its `InputFile`
+/// holds no bytes) and its name is returned to stream it.
+fn load_folder(
+    dir: &Path,
+    shown: &str,
+    defer_series: bool,
+) -> std::io::Result<(RunInput, Option<String>)> {
     let listing = folder_entries(dir)?;
+    let deferred: RefCell<Option<String>> = RefCell::new(None);
     let names: Vec<&str> = listing.entries.iter().map(|(n, _)| n.as_str()).collect();
     // Files that were opened but refused (too large, sparse) join the skipped list.
     let refused: RefCell<Vec<Skipped>> = RefCell::new(Vec::new());
@@ -168,7 +357,12 @@ pub fn load_run_folder_as(dir: &Path, shown: &str) -> std::io::Result<RunInput> 
         if let Some(p) = problem {
             return Err(p);
         }
-        let r = read_file(&dir.join(n), Role::of_name(n), true);
+        let role = Role::of_name(n);
+        if defer_series && role == Role::Series {
+            *deferred.borrow_mut() = Some(n.to_string());
+            return Ok(Vec::new());
+        }
+        let r = read_file(&dir.join(n), role, true);
         if let Err(reason) = &r {
             refused.borrow_mut().push(Skipped {
                 name: n.to_string(),
@@ -198,12 +392,41 @@ pub fn load_run_folder_as(dir: &Path, shown: &str) -> std::io::Result<RunInput> 
     skipped.sort_by(|a, b| a.name.cmp(&b.name));
     skipped.dedup();
     input.skipped = skipped;
-    Ok(input)
+    Ok((input, deferred.into_inner()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_series_read_in_halves_reads_as_the_whole_file() {
+        let dir = std::env::temp_dir().join(format!("inferlint-halves-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("run.series.jsonl");
+        let mut text = String::from("{\"schema\": \"inferlint.series/1\", \"engine\": \"vllm\"}\n");
+        let mut i = 0;
+        while (text.len() as u64) < SERIES_HALVES_FROM + 4096 {
+            // A damaged line and a refused value now and then, to number them right.
+            match i % 1000 {
+                500 => text.push_str("{\"t_wall\": 1.0, \"runn\n"),
+                700 => text.push_str(&format!("{{\"t_wall\": {i}.5, \"kv_usage\": 7.0}}\n")),
+                _ => text.push_str(&format!(
+                    "{{\"t_wall\": {i}.25, \"running\": {}.0}}\n",
+                    i % 9
+                )),
+            }
+            i += 1;
+        }
+        std::fs::write(&p, &text).unwrap();
+        let streamed = read_series(&p, "run.series.jsonl", true);
+        let _ = std::fs::remove_dir_all(&dir);
+        let whole = Series::read("run.series.jsonl", text.as_bytes());
+        let streamed = streamed.unwrap();
+        assert!(streamed.skipped > 1 && streamed.implausible.len() > 1);
+        // No NaN in these rows: equality is exact.
+        assert!(streamed == whole.unwrap());
+    }
 
     #[test]
     fn a_sparse_file_is_refused_before_it_is_read() {

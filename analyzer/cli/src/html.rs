@@ -25,24 +25,38 @@ pub(crate) fn viewer_template() -> Option<&'static str> {
 }
 
 /// The report page for a run: the viewer with the run inside, else the static page.
-pub fn page(r: &Report, input: &RunInput, opts: &Options) -> String {
+/// The series was streamed (`disk::StreamedRun`, its `InputFile` without bytes):
+/// `series` gives the file's bytes, read only when the page carries them and moved into
+/// the pack rather than copied (a week's recording is hundreds of megabytes).
+pub fn page(
+    r: &Report,
+    input: &RunInput,
+    opts: &Options,
+    series: impl FnOnce() -> Option<Result<Vec<u8>, String>>,
+) -> String {
     VIEWER
-        .and_then(|t| one_file(t, r, input, opts))
+        .and_then(|t| one_file(t, r, input, opts, series()))
         .unwrap_or_else(|| static_page(r))
 }
 
-/// The viewer page with the run in its run element and the run's title on the tab.
-fn one_file(template: &str, r: &Report, input: &RunInput, opts: &Options) -> Option<String> {
+/// The viewer page with the run in its run element and the run's title on the tab; the
+/// series' bytes, when given, in place of `input`'s.
+fn one_file(
+    template: &str,
+    r: &Report,
+    input: &RunInput,
+    opts: &Options,
+    series: Option<Result<Vec<u8>, String>>,
+) -> Option<String> {
     let generated_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .ok()
         .map(|d| d.as_millis() as f64);
-    page::splice(
-        template,
-        &pack::to_pack(input, opts, generated_ms),
-        &r.title,
-    )
-    .ok()
+    let mut run = pack::to_pack(input, opts, generated_ms);
+    if let (Some(bytes), Some(f)) = (series, run.files.iter_mut().find(|f| f.role == "series")) {
+        f.bytes = bytes;
+    }
+    page::splice(template, &run, &r.title).ok()
 }
 
 const STYLE: &str =
@@ -144,7 +158,7 @@ mod tests {
             ..Options::default()
         };
         let a = analyzer::analyze(&input, &opts).unwrap();
-        let page = one_file(template, &a.report, &input, &opts).unwrap();
+        let page = one_file(template, &a.report, &input, &opts, None).unwrap();
         let data = page::embedded_run(&page).unwrap();
         assert!(!data.contains('<'));
         let run = pack::decode(data).unwrap();
@@ -154,5 +168,25 @@ mod tests {
         assert_eq!(boot[0].name, input.boot_logs[0].name);
         assert_eq!(boot[0].bytes, input.boot_logs[0].bytes);
         assert!(page.ends_with("</script></body></html>"));
+    }
+
+    #[test]
+    fn a_streamed_series_goes_into_the_page_with_the_bytes_given() {
+        let template = "<html><head><title>x</title></head><body>\
+            <script type=\"application/json\" id=\"inferlint-run\"></script></body></html>";
+        let series = b"{\"t_wall\": 1.0, \"running\": 2.0}\n".to_vec();
+        // As `disk::StreamedRun` leaves it: the file named, its bytes read apart.
+        let input = RunInput {
+            series: Some(InputFile::new("run/run.series.jsonl", Vec::new())),
+            ..RunInput::default()
+        };
+        let opts = Options::default();
+        let read = analyzer::series::Series::read("run/run.series.jsonl", &series);
+        let a = analyzer::analysis::analyze_with_series(&input, &opts, Some(read)).unwrap();
+        let page = one_file(template, &a.report, &input, &opts, Some(Ok(series.clone()))).unwrap();
+        let run = pack::decode(page::embedded_run(&page).unwrap()).unwrap();
+        let carried = pack::from_pack(&run).0.series.unwrap();
+        assert_eq!(carried.name, "run/run.series.jsonl");
+        assert_eq!(carried.bytes, Ok(series));
     }
 }

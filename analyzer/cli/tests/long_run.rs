@@ -1,6 +1,8 @@
 //! A 24-hour recording (345,600 readings at 4 Hz, written by the benchmark's generator):
 //! `analyze` writes a results.json of at most 1 MB whose charts keep, of every line, the
-//! exact lowest and highest value and the first and last sample, and say they are reduced.
+//! exact lowest and highest value and the first and last sample, and say they are reduced;
+//! and it needs at most 1.5 times the folder's size in memory (the series streams into
+//! its rows, never held as text and rows at once).
 
 #[path = "../benches/long_run.rs"]
 mod long_run;
@@ -132,4 +134,62 @@ fn a_day_long_recording_gives_a_results_json_of_at_most_one_megabyte() {
     let start = analyzer::compare::load_start(&report);
     assert_eq!(start, find_load_start(&full, Some(Engine::Vllm), None));
     assert_eq!(start.0, Some(0.0));
+}
+
+/// Runs `cmd` and returns its exit code and its own peak resident memory in bytes
+/// (`wait4`'s accounting of this one child).
+fn peak_memory_of(cmd: &mut Command) -> (i32, u64) {
+    // Reaped by `wait4` below, which std's `wait` would not let us read the usage of.
+    #[allow(clippy::zombie_processes)]
+    let child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, which nothing else waits for; the kernel writes
+    // the status and the usage into the locals passed.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid);
+    assert!(libc::WIFEXITED(status), "analyze was killed");
+    // Linux counts ru_maxrss in kilobytes.
+    (libc::WEXITSTATUS(status), usage.ru_maxrss as u64 * 1024)
+}
+
+/// `inferlint analyze` on a fresh recording of `samples` readings: the folder's size and
+/// the command's peak memory.
+fn analyze_memory(name: &str, samples: usize) -> (u64, u64) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let size = long_run::write(&dir, samples).expect("write the recording");
+    let (code, peak) = peak_memory_of(
+        Command::new(env!("CARGO_BIN_EXE_inferlint"))
+            .args(["analyze", "--requested", "32"])
+            .arg(&dir),
+    );
+    let written = ["results.json", "report.html"].map(|n| dir.join(n).is_file());
+    let _ = std::fs::remove_dir_all(&dir);
+    // Exit 1: the generator's run is bound by its cache (a tripwire fails).
+    assert_eq!(code, 1, "{name}");
+    assert_eq!(written, [true, true], "{name}");
+    (size, peak)
+}
+
+/// Memory grows by at most 1.5 bytes per byte of recording: from a 1-hour folder to a
+/// 24-hour one, above what the command needs anyway (its own code, larger in a debug
+/// build; `cargo bench -p inferlint` prints the whole peak of a release build).
+#[test]
+fn analyze_needs_at_most_one_and_a_half_bytes_of_memory_per_byte_of_recording() {
+    let (small, small_peak) = analyze_memory("long-run-test-1h-memory", 14_400);
+    let (day, day_peak) = analyze_memory("long-run-test-24h-memory", SAMPLES);
+    let grown = day_peak.saturating_sub(small_peak) as f64;
+    let read = (day - small) as f64;
+    assert!(
+        grown <= 1.5 * read,
+        "peak memory grew {grown} bytes for {read} more bytes of recording ({:.2}x; \
+         {small_peak} bytes for the 1-hour folder, {day_peak} for the 24-hour one)",
+        grown / read
+    );
 }
