@@ -48,7 +48,7 @@ pub struct Analysis {
 impl Analysis {
     /// Exit status (formats.md §8.3): input errors count as "unusable".
     pub fn exit_status(&self, strict: bool) -> i32 {
-        crate::verdict::exit_status(&self.report.checks, strict, !self.errors.is_empty())
+        crate::verdict::exit_status(&self.report.all_checks(), strict, !self.errors.is_empty())
     }
 }
 
@@ -116,7 +116,8 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         || input.series.is_some()
         || input.gate.is_some()
         || input.probe.is_some()
-        || input.teardown.is_some();
+        || input.teardown.is_some()
+        || input.fleet.is_some();
     if !has_run_files {
         return Err(AnalyzeError::NoRunFiles);
     }
@@ -182,7 +183,7 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
     if let (Some(Ok(s)), Some(cap), Some(f)) = (&mut p.series, cap, &input.series) {
         s.gate_running(cap, &f.name);
     }
-    let implausible = implausible_values(&p);
+    let mut implausible = implausible_values(&p);
     for group in implausible_notes(&implausible) {
         notes.push(group);
     }
@@ -203,7 +204,8 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         || series.is_some()
         || matches!(p.gate, Some(Ok(_)))
         || matches!(p.probe, Some(Ok(_)))
-        || matches!(p.teardown, Some(Ok(_)));
+        || matches!(p.teardown, Some(Ok(_)))
+        || input.fleet.is_some();
     if !usable {
         return Err(AnalyzeError::NothingUsable(errors));
     }
@@ -357,8 +359,31 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         results.push(checks::t08_concurrency::server_down(req, d));
     }
 
-    // T16, T17, T18 on a measured load (checks/README.md).
-    if checks::measured::applies(input) {
+    // A fleet: each replica and the fleet as a whole (fleet/). T16–T18 read one server's
+    // readings, which a fleet folder's top level does not hold.
+    let mut replicas = Vec::new();
+    if let Some(f) = &input.fleet {
+        let fleet = crate::fleet::analyze(
+            input,
+            f,
+            &crate::fleet::FleetContext {
+                requested,
+                bench: bench.zip(input.bench.as_ref().map(|b| b.evidence_path.as_str())),
+                expected_extra: expected_extra(input, p.manifest.as_ref()),
+            },
+        );
+        errors.extend(fleet.errors);
+        notes.extend(implausible_notes(&fleet.implausible));
+        implausible.extend(fleet.implausible);
+        // A server down before the load already gave T8 and T15 their verdicts.
+        results.extend(
+            fleet
+                .checks
+                .into_iter()
+                .filter(|c| down.is_none() || !matches!(c.tripwire, 8 | 15)),
+        );
+        replicas = fleet.replicas;
+    } else if checks::measured::applies(input) {
         results.extend(checks::measured::run(&checks::measured::Measured {
             input,
             snapshot_engine: snap_engine,
@@ -374,7 +399,7 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         }));
     }
 
-    let report = Report::build(crate::report::ReportInputs {
+    let mut report = Report::build(crate::report::ReportInputs {
         engine: report_engine,
         title: opts.title.clone(),
         manifest: p.manifest.as_ref(),
@@ -389,6 +414,7 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         input,
         utc_offset_min: opts.utc_offset_min,
     });
+    report.replicas = replicas;
     Ok(Analysis {
         report,
         notes,
