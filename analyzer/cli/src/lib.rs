@@ -9,6 +9,7 @@ pub mod disk;
 mod html;
 pub mod output;
 pub mod render;
+mod render_replicas;
 
 use analyzer::analysis::NamedEngine;
 use analyzer::engine::Engine;
