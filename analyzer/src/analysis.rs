@@ -215,12 +215,14 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
     let snap_engine_named = snapshots_engine(&snap_list);
     let snap_engine = snap_engine_named.unwrap_or(Engine::Vllm);
     let log_engine = facts.and_then(|f| f.engine);
-    let report_engine = snap_engine_named
+    let mut report_engine = snap_engine_named
         .or(series.and_then(|s| s.engine_named))
         .or(log_engine)
         .or(named_engine);
-    if report_engine.is_none() && named_engine.is_none() {
-        notes.push("no input names its engine: reading it as vLLM's".to_string());
+    let engine_unnamed = "no input names its engine: reading it as vLLM's";
+    // A fleet's replicas name it; said after they are read.
+    if report_engine.is_none() && named_engine.is_none() && input.fleet.is_none() {
+        notes.push(engine_unnamed.to_string());
     }
     if let (Some(s), Some(f)) = (series, &input.series) {
         if let Some(n) = s.skip_note(&f.name) {
@@ -362,6 +364,7 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
     // A fleet: each replica and the fleet as a whole (fleet/). T16–T18 read one server's
     // readings, which a fleet folder's top level does not hold.
     let mut replicas = Vec::new();
+    let mut fleet_charts = None;
     if let Some(f) = &input.fleet {
         let fleet = crate::fleet::analyze(
             input,
@@ -383,6 +386,11 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
                 .filter(|c| down.is_none() || !matches!(c.tripwire, 8 | 15)),
         );
         replicas = fleet.replicas;
+        fleet_charts = fleet.charts;
+        report_engine = report_engine.or(fleet.engine);
+        if report_engine.is_none() && named_engine.is_none() {
+            notes.push(engine_unnamed.to_string());
+        }
     } else if checks::measured::applies(input) {
         results.extend(checks::measured::run(&checks::measured::Measured {
             input,
@@ -415,6 +423,11 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         utc_offset_min: opts.utc_offset_min,
     });
     report.replicas = replicas;
+    // A fleet folder's top level has no recording: its chart places show the replicas.
+    if let Some((requests, kv)) = fleet_charts {
+        report.charts.requests.get_or_insert(requests);
+        report.charts.kv.get_or_insert(kv);
+    }
     Ok(Analysis {
         report,
         notes,

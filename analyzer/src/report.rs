@@ -20,7 +20,7 @@ use crate::series::Series;
 use crate::verdict::{CheckResult, Status};
 
 // The Report's parts are made where they are computed; named from here too.
-pub use crate::fleet::{ReplicaLines, ReplicaReport};
+pub use crate::fleet::ReplicaReport;
 pub use crate::insights::{account::Tile, fact::Fact, limits::Limit};
 
 pub const SCHEMA: &str = "inferlint.report/1";

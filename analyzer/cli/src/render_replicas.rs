@@ -106,7 +106,6 @@ mod tests {
             preemptions: Some(6.0),
             served: None,
             router_served: None,
-            lines: None,
         };
         let lines = table(&[r], &|s, _| s.to_string());
         assert_eq!(lines[0], "Replicas:");

@@ -489,3 +489,20 @@ fn a_single_server_report_has_no_replicas_key() {
     assert!(!text.contains("\"replicas\""));
     assert!(input.fleet.is_none() && input.replicas.is_empty());
 }
+
+#[test]
+fn a_fleet_survives_the_one_file_pack() {
+    use analyzer::pack::{decode, encode, from_pack, to_pack};
+    let dir = root().join("fixtures/fleet/composed-unbalanced");
+    let input = inferlint::disk::load_run_folder_as(&dir, "composed-unbalanced").unwrap();
+    let opts = analyzer::Options::default();
+    let (back, opts2) = from_pack(&decode(&encode(&to_pack(&input, &opts, None))).unwrap());
+    assert_eq!(back.replicas.len(), 2);
+    let a = analyzer::analyze(&input, &opts).unwrap();
+    let b = analyzer::analyze(&back, &opts2).unwrap();
+    assert_eq!(
+        analyzer::json::to_compact(&a.report),
+        analyzer::json::to_compact(&b.report)
+    );
+    assert!(!a.report.replicas.is_empty());
+}

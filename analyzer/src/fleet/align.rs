@@ -5,7 +5,7 @@
 //! after its last reading it is not known). Sums are taken only at instants where every
 //! replica is known.
 
-use crate::series::Series;
+use crate::series::{Row, Series};
 
 /// The grid instant with the most requests running across the replicas.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,11 +27,16 @@ pub struct Aligned {
     pub instants: usize,
 }
 
-/// One replica's running readings on the grid: (instant, value), ascending.
-fn on_grid(s: &Series, t0: f64, step: f64) -> Vec<(i64, f64)> {
+/// One replica's readings of a gauge on the grid: (instant, value), ascending.
+pub(super) fn on_grid(
+    s: &Series,
+    t0: f64,
+    step: f64,
+    gauge: fn(&Row) -> Option<f64>,
+) -> Vec<(i64, f64)> {
     let mut out: Vec<(i64, f64)> = Vec::new();
     for r in &s.rows {
-        let Some(v) = r.running else { continue };
+        let Some(v) = gauge(r) else { continue };
         let k = ((r.t_wall - t0) / step).round() as i64;
         match out.last_mut() {
             // Two readings nearest one instant: the later one stands.
@@ -58,7 +63,10 @@ pub fn sum_running(series: &[&Series], step_s: f64) -> Aligned {
     if !t0.is_finite() {
         return none;
     }
-    let grids: Vec<Vec<(i64, f64)>> = series.iter().map(|s| on_grid(s, t0, step_s)).collect();
+    let grids: Vec<Vec<(i64, f64)>> = series
+        .iter()
+        .map(|s| on_grid(s, t0, step_s, |r| r.running))
+        .collect();
     if grids.iter().any(Vec::is_empty) {
         return none;
     }

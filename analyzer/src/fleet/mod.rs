@@ -5,12 +5,13 @@
 //! may not show, T10 says how far off its rate can be.
 
 mod align;
+mod charts;
 pub mod folder;
 mod replica;
 mod verdicts;
 
 pub use folder::{load as load_files, FleetFiles};
-pub use replica::{ReplicaLines, ReplicaReport};
+pub use replica::ReplicaReport;
 
 use crate::bench::BenchResult;
 use crate::checks::t09_ceiling::SATURATED;
@@ -18,7 +19,7 @@ use crate::checks::t19_load_unbalanced::{self, Loaded, Saturation};
 use crate::docs::{self, Fleet};
 use crate::input::InputError;
 use crate::inputs::{InputFile, RunInput};
-use crate::insights::reduce::{line_indices, Columns, BUDGET, COLUMNS};
+use crate::insights::charts::TimeChart;
 use crate::plausible::{self, Implausible, Quantity};
 use crate::series::{column, Series};
 use crate::snapshot::Snapshot;
@@ -34,6 +35,10 @@ pub struct FleetOutcome {
     /// The fleet-level verdicts: T1, T15, T8, T19.
     pub checks: Vec<CheckResult>,
     pub replicas: Vec<ReplicaReport>,
+    /// Requests running and KV cache in use, one line per replica (the page's charts).
+    pub charts: Option<(TimeChart, TimeChart)>,
+    /// The engine the first replica's inputs name.
+    pub engine: Option<crate::engine::Engine>,
     pub errors: Vec<InputError>,
     pub implausible: Vec<Implausible>,
 }
@@ -103,10 +108,6 @@ pub fn analyze(input: &RunInput, fleet_file: &InputFile, ctx: &FleetContext<'_>)
         requested,
         replicas: runs.len(),
     });
-    let t0 = runs
-        .iter()
-        .filter_map(|r| r.series()?.rows.first().map(|x| x.t_wall))
-        .fold(f64::INFINITY, f64::min);
     for run in &runs {
         let listed = fleet.replicas.iter().find(|r| r.id == run.id);
         let scrape = listed
@@ -129,7 +130,6 @@ pub fn analyze(input: &RunInput, fleet_file: &InputFile, ctx: &FleetContext<'_>)
                 .filter(|c| matches!(c.status, Status::Pass | Status::Fail))
                 .and_then(|c| c.evidence("preemptions")?.as_f64()),
             served: run.served(),
-            lines: run.series().map(|s| lines(s, t0)),
             checks,
         });
     }
@@ -156,6 +156,8 @@ pub fn analyze(input: &RunInput, fleet_file: &InputFile, ctx: &FleetContext<'_>)
         .map(|(run, rep)| loaded(run, rep))
         .collect();
     out.checks.push(t19_load_unbalanced::check(&loaded));
+    out.charts = charts::per_replica(&runs, fleet.step_s, ctx.requested);
+    out.engine = runs.iter().find_map(ReplicaRun::engine);
     out
 }
 
@@ -196,29 +198,6 @@ fn loaded(run: &ReplicaRun, rep: &ReplicaReport) -> Loaded {
         id: run.id.clone(),
         peak_running,
         saturation,
-    }
-}
-
-/// A replica's running and KV gauges from `t0`, reduced to what a chart shows.
-fn lines(s: &Series, t0: f64) -> ReplicaLines {
-    let t: Vec<f64> = s.rows.iter().map(|r| r.t_wall - t0).collect();
-    let running: Vec<Option<f64>> = s.rows.iter().map(|r| r.running).collect();
-    let kv: Vec<Option<f64>> = s.rows.iter().map(|r| r.kv_usage).collect();
-    let keep: Vec<usize> = if t.len() <= BUDGET {
-        (0..t.len()).collect()
-    } else {
-        let grid = Columns::new(t[0], t[t.len() - 1], COLUMNS);
-        let mut idx = Vec::new();
-        line_indices(&t, &running, grid, &mut idx);
-        line_indices(&t, &kv, grid, &mut idx);
-        idx.sort_unstable();
-        idx.dedup();
-        idx
-    };
-    ReplicaLines {
-        t: keep.iter().map(|&i| t[i]).collect(),
-        running: keep.iter().map(|&i| running[i]).collect(),
-        kv_usage: keep.iter().map(|&i| kv[i]).collect(),
     }
 }
 

@@ -38,16 +38,6 @@ pub struct ReplicaReport {
     pub served: Option<f64>,
     /// Requests the router says it sent this replica, when the router was read.
     pub router_served: Option<f64>,
-    /// Its running and KV gauges on the fleet's time axis, for the charts.
-    pub lines: Option<ReplicaLines>,
-}
-
-/// A replica's gauges for the charts: seconds since the fleet's first reading.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ReplicaLines {
-    pub t: Vec<f64>,
-    pub running: Vec<Option<f64>>,
-    pub kv_usage: Vec<Option<f64>>,
 }
 
 /// A replica's parsed inputs; each `None` when its file is absent.

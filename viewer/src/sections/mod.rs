@@ -1,5 +1,6 @@
 //! The report of the run shown, one module per section in the order of report.md §2:
-//! header, what limited the run, what happened (with the glossary), results, what the
+//! header, what limited the run, what happened (with the glossary), results, a fleet's
+//! replicas, what the
 //! server did, the server that ran, the tripwire guide, footer; and the comparison of
 //! several runs (`compare`). Each draws what the Report
 //! (or the catalogue) says; every string from the inputs goes into text nodes.
@@ -13,6 +14,7 @@ mod guide;
 mod happened;
 mod header;
 mod limits;
+mod replicas;
 mod results;
 mod server;
 mod widgets;
@@ -32,6 +34,7 @@ use guide::Guide;
 use happened::Happened;
 use header::Header;
 use limits::Limits;
+use replicas::Replicas;
 use results::Results;
 use server::Server;
 
@@ -72,6 +75,7 @@ fn ReportBody(report: Arc<Report>, charts: SharedCharts, theme: RwSignal<u32>) -
         <Limits report=report.clone() />
         <Happened report=report.clone() />
         <Results report=report.clone() />
+        <Replicas report=report.clone() />
         <ChartsSection charts=charts.clone() theme=theme />
         <Server report=report.clone() memory=charts.memory.clone() theme=theme />
         <Guide engine=engine />
