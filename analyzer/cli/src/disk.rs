@@ -260,12 +260,13 @@ fn load_fleet_subfolders(
             Ok(l) => {
                 for (id, problem) in l.entries {
                     let rel = format!("{REPLICAS_DIR}/{id}");
-                    let why = match problem.as_deref() {
-                        Some("a folder, not a file") => {
-                            analyzer::fleet::folder::bad_replica_id(&id)
-                        }
-                        Some(p) => Some(format!("{p}; a replica's readings live in a folder")),
-                        None => Some("a file, not a replica's folder: not read".to_string()),
+                    let why = if is_real_dir(&dir.join(&rel)) {
+                        analyzer::fleet::folder::bad_replica_id(&id)
+                    } else {
+                        Some(match problem {
+                            Some(p) => format!("{p}; a replica's readings live in a folder"),
+                            None => "a file, not a replica's folder: not read".to_string(),
+                        })
                     };
                     match why {
                         Some(reason) => skipped.push(Skipped { name: rel, reason }),

@@ -163,7 +163,7 @@ impl ReplicaRun {
                 }
                 out.push(checks::t09_ceiling::check(s, usable));
                 out.push(match share {
-                    Some(sh) => sh.judge(s),
+                    Some(sh) => sh.judge(s, scrape_s),
                     None => CheckResult::new(
                         8,
                         Status::Unknown,
@@ -202,8 +202,9 @@ impl Share {
         (self.requested + n - 1) / n
     }
 
-    /// T8 on the replica's recording against its share.
-    fn judge(&self, s: &Series) -> CheckResult {
+    /// T8 on the replica's recording against its share; a fail says a peak shorter than
+    /// a scrape may not show.
+    fn judge(&self, s: &Series, scrape_s: Option<f64>) -> CheckResult {
         let mut r = checks::t08_concurrency::check(s, self.of(), None);
         r.message = format!(
             "its even share of the {} requested across {} replicas: {}",
@@ -211,6 +212,15 @@ impl Share {
         );
         r.set("fleet_requested", self.requested);
         r.set("replicas", self.replicas);
+        if let Some(scrape) = scrape_s {
+            r.set("scrape_interval_s", scrape);
+            if r.status == Status::Fail {
+                r.message.push_str(&format!(
+                    "; Prometheus scraped every {} s, so a peak shorter than that may not show",
+                    crate::num::shortest(scrape)
+                ));
+            }
+        }
         r
     }
 }

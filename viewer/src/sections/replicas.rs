@@ -25,9 +25,11 @@ fn row(r: &ReplicaReport, with_router: bool) -> impl IntoView {
             let c = r.checks.iter().find(|c| c.tripwire == *t);
             match c {
                 Some(c) => view! {
-                    <td class=format!("badge {}", c.status.as_str()) data-tripwire=c.id() data-status=c.status.as_str() title=format!("{}: {}", c.status.report_label(), c.message)>
-                        <span aria-hidden="true">{c.status.icon()}</span>
-                        <span class="visually-hidden">{c.status.report_label()}</span>
+                    <td data-tripwire=c.id() data-status=c.status.as_str() title=format!("{}: {}", c.status.report_label(), c.message)>
+                        <span class=format!("badge {}", c.status.as_str())>
+                            <span class="icon" aria-hidden="true">{c.status.icon()}</span>
+                            <span class="visually-hidden">{c.status.report_label()}</span>
+                        </span>
                     </td>
                 }
                 .into_any(),
