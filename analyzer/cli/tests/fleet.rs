@@ -506,3 +506,28 @@ fn a_fleet_survives_the_one_file_pack() {
     );
     assert!(!a.report.replicas.is_empty());
 }
+
+#[test]
+fn the_router_count_per_worker_sits_beside_each_replica() {
+    let dir = scratch(&BALANCED, "router");
+    std::fs::create_dir(dir.join("router")).unwrap();
+    let snapshot = |a: u32, b: u32| {
+        let text = format!(
+            "# TYPE vllm_router_processed_requests_total counter\n\
+             vllm_router_processed_requests_total{{worker=\"http://10.0.0.1:8000\"}} {a}\n\
+             vllm_router_processed_requests_total{{worker=\"http://10.0.0.2:8000\"}} {b}\n"
+        );
+        format!(
+            "{{\"schema\": \"inferlint.snapshot/1\", \"url\": \"http://10.0.0.9:8000/metrics\", \
+             \"t_wall\": 1796045100.0, \"text\": {}}}\n",
+            Json::from(text.as_str()).to_compact()
+        )
+    };
+    std::fs::write(dir.join("router/before.snapshot.json"), snapshot(5, 0)).unwrap();
+    std::fs::write(dir.join("router/after.snapshot.json"), snapshot(21, 15)).unwrap();
+    let a = analyze(&dir);
+    assert_eq!(replica(&a, "a").router_served, Some(16.0));
+    assert_eq!(replica(&a, "b").router_served, Some(15.0));
+    assert!(a.report.skipped.iter().all(|s| s.name != "router"));
+    let _ = std::fs::remove_dir_all(dir);
+}
