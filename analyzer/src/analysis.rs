@@ -49,15 +49,7 @@ impl Analysis {
     /// Exit status (formats.md §8.3): input errors count as "unusable".
     /// A sweep's phases count as checks of the run: the worst phase decides too.
     pub fn exit_status(&self, strict: bool) -> i32 {
-        let phase_checks = self.report.phases.iter().flat_map(|p| p.checks.iter());
-        let all: Vec<CheckResult> = self
-            .report
-            .checks
-            .iter()
-            .chain(phase_checks)
-            .cloned()
-            .collect();
-        crate::verdict::exit_status(&all, strict, !self.errors.is_empty())
+        crate::verdict::exit_status(&self.report.all_checks(), strict, !self.errors.is_empty())
     }
 }
 
@@ -136,7 +128,8 @@ pub fn analyze_with_series(
         || input.series.is_some()
         || input.gate.is_some()
         || input.probe.is_some()
-        || input.teardown.is_some();
+        || input.teardown.is_some()
+        || input.fleet.is_some();
     if !has_run_files {
         return Err(AnalyzeError::NoRunFiles);
     }
@@ -202,7 +195,7 @@ pub fn analyze_with_series(
     if let (Some(Ok(s)), Some(cap), Some(f)) = (&mut p.series, cap, &input.series) {
         s.gate_running(cap, &f.name);
     }
-    let implausible = implausible_values(&p);
+    let mut implausible = implausible_values(&p);
     for group in implausible_notes(&implausible) {
         notes.push(group);
     }
@@ -223,7 +216,8 @@ pub fn analyze_with_series(
         || series.is_some()
         || matches!(p.gate, Some(Ok(_)))
         || matches!(p.probe, Some(Ok(_)))
-        || matches!(p.teardown, Some(Ok(_)));
+        || matches!(p.teardown, Some(Ok(_)))
+        || input.fleet.is_some();
     if !usable {
         return Err(AnalyzeError::NothingUsable(errors));
     }
@@ -233,12 +227,14 @@ pub fn analyze_with_series(
     let snap_engine_named = snapshots_engine(&snap_list);
     let snap_engine = snap_engine_named.unwrap_or(Engine::Vllm);
     let log_engine = facts.and_then(|f| f.engine);
-    let report_engine = snap_engine_named
+    let mut report_engine = snap_engine_named
         .or(series.and_then(|s| s.engine_named))
         .or(log_engine)
         .or(named_engine);
-    if report_engine.is_none() && named_engine.is_none() {
-        notes.push("no input names its engine: reading it as vLLM's".to_string());
+    let engine_unnamed = "no input names its engine: reading it as vLLM's";
+    // A fleet's replicas name it; said after they are read.
+    if report_engine.is_none() && named_engine.is_none() && input.fleet.is_none() {
+        notes.push(engine_unnamed.to_string());
     }
     if let (Some(s), Some(f)) = (series, &input.series) {
         if let Some(n) = s.skip_note(&f.name) {
@@ -400,8 +396,37 @@ pub fn analyze_with_series(
         })
     });
 
-    // T16, T17, T18 on a measured load (checks/README.md).
-    if checks::measured::applies(input) {
+    // A fleet: each replica and the fleet as a whole (fleet/). T16–T18 read one server's
+    // readings, which a fleet folder's top level does not hold.
+    let mut replicas = Vec::new();
+    let mut fleet_charts = None;
+    if let Some(f) = &input.fleet {
+        let fleet = crate::fleet::analyze(
+            input,
+            f,
+            &crate::fleet::FleetContext {
+                requested,
+                bench: bench.zip(input.bench.as_ref().map(|b| b.evidence_path.as_str())),
+                expected_extra: expected_extra(input, p.manifest.as_ref()),
+            },
+        );
+        errors.extend(fleet.errors);
+        notes.extend(implausible_notes(&fleet.implausible));
+        implausible.extend(fleet.implausible);
+        // A server down before the load already gave T8 and T15 their verdicts.
+        results.extend(
+            fleet
+                .checks
+                .into_iter()
+                .filter(|c| down.is_none() || !matches!(c.tripwire, 8 | 15)),
+        );
+        replicas = fleet.replicas;
+        fleet_charts = fleet.charts;
+        report_engine = report_engine.or(fleet.engine);
+        if report_engine.is_none() && named_engine.is_none() {
+            notes.push(engine_unnamed.to_string());
+        }
+    } else if checks::measured::applies(input) {
         results.extend(checks::measured::run(&checks::measured::Measured {
             input,
             snapshot_engine: snap_engine,
@@ -417,7 +442,7 @@ pub fn analyze_with_series(
         }));
     }
 
-    let report = Report::build(crate::report::ReportInputs {
+    let mut report = Report::build(crate::report::ReportInputs {
         engine: report_engine,
         title: opts.title.clone(),
         manifest: p.manifest.as_ref(),
@@ -433,6 +458,12 @@ pub fn analyze_with_series(
         input,
         utc_offset_min: opts.utc_offset_min,
     });
+    report.replicas = replicas;
+    // A fleet folder's top level has no recording: its chart places show the replicas.
+    if let Some((requests, kv)) = fleet_charts {
+        report.charts.requests.get_or_insert(requests);
+        report.charts.kv.get_or_insert(kv);
+    }
     Ok(Analysis {
         report,
         notes,

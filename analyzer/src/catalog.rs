@@ -117,9 +117,12 @@ pub fn all() -> &'static [Tripwire; 18] {
     &TRIPWIRES
 }
 
-/// Tripwire `number` (1..=18).
+/// Tripwire `number` (1..=18, and a fleet's from 19).
 pub fn get(number: u8) -> Option<&'static Tripwire> {
-    TRIPWIRES.iter().find(|t| t.number == number)
+    TRIPWIRES
+        .iter()
+        .chain(FLEET_TRIPWIRES.iter())
+        .find(|t| t.number == number)
 }
 
 /// Finds by "T9", "t9", "9", or slug "falling-ceiling" (trimmed, case-insensitive).
@@ -132,7 +135,10 @@ pub fn find(query: &str) -> Option<&'static Tripwire> {
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
         return digits.parse::<u8>().ok().and_then(get);
     }
-    TRIPWIRES.iter().find(|t| t.slug == q)
+    TRIPWIRES
+        .iter()
+        .chain(FLEET_TRIPWIRES.iter())
+        .find(|t| t.slug == q)
 }
 
 static TRIPWIRES: [Tripwire; 18] = [
@@ -634,6 +640,34 @@ static TRIPWIRES: [Tripwire; 18] = [
     },
 ];
 
+/// The tripwires only a fleet of replicas has (`checks/README.md`, T19): found by
+/// [`get`] and [`find`], kept out of [`all`] so a single server's guide and
+/// count stay as they are.
+static FLEET_TRIPWIRES: [Tripwire; 1] = [Tripwire {
+    number: 19,
+    slug: "load-unbalanced",
+    title: "The load was unbalanced across the replicas",
+    catches: "Behind a router, one replica can run at its ceiling (preempting, or keeping \
+              requests waiting with its cache full) while another runs few: the router's \
+              placement (session affinity, prefix-aware routing, a stale load signal) sent \
+              more there than it could hold.",
+    why: "The fleet's throughput and latency then measure where the router put the load, not \
+          what the pool of replicas can serve; a balanced placement would give other numbers.",
+    evidence: "Each replica's recording and readings: a replica is at its ceiling when it \
+               preempted during the run (its T1) or a reading shows requests waiting with the \
+               KV cache at least 90% full; another replica runs few when its peak of running \
+               requests is under half the saturated one's. A replica without a recording makes \
+               it \"can't tell\".",
+    reproduce: "inferlint analyze RUN_DIR (a fleet folder: fleet.json and replicas/<id>/)",
+    fix: "Use a routing policy that spreads by load (round robin or least-loaded) for the \
+          benchmark, or give the replicas the same capacity; report the per-replica peaks with \
+          the result.",
+    vllm: "vllm-router's `cache_aware` policy sends prompts sharing a prefix to the same \
+           worker; its `vllm_router_processed_requests_total{worker}` counts what each got.",
+    sglang: "",
+    trtllm: "",
+}];
+
 /// The report's glossary (report.md §4.5): 18 terms in a fixed order, each with a short
 /// plain definition; a few depend on the engine.
 pub fn glossary(engine: Engine) -> Vec<(&'static str, String)> {
@@ -876,7 +910,8 @@ mod tests {
             assert!(std::ptr::eq(get(t.number).unwrap(), t));
         }
         assert!(get(0).is_none());
-        assert!(get(19).is_none());
+        assert_eq!(get(19).map(|t| t.slug), Some(crate::verdict::slug(19)));
+        assert!(get(20).is_none());
     }
 
     #[test]
@@ -890,7 +925,8 @@ mod tests {
         assert_eq!(find("T1").map(|t| t.number), Some(1));
         assert_eq!(find("T15").map(|t| t.number), Some(15));
         assert_eq!(find("warm-up-in-window").map(|t| t.number), Some(18));
-        for bad in ["T19", "x", "", " ", "T", "t0", "0", "-1", "T9x", "999"] {
+        assert_eq!(find("load-unbalanced").map(|t| t.number), Some(19));
+        for bad in ["T20", "x", "", " ", "T", "t0", "0", "-1", "T9x", "999"] {
             assert!(find(bad).is_none(), "{bad:?}");
         }
     }

@@ -3,7 +3,7 @@
 //! themselves are the documents' (`docs`).
 
 use crate::docs::{
-    AFTER_SNAPSHOT, BEFORE_SNAPSHOT, BENCH_JSON, BENCH_JSONL, BOOT_LOG, GATE, GPU_SAMPLES,
+    AFTER_SNAPSHOT, BEFORE_SNAPSHOT, BENCH_JSON, BENCH_JSONL, BOOT_LOG, FLEET, GATE, GPU_SAMPLES,
     LOAD_LOG, MANIFEST, PROBE, PROCESSES, RECORDER_DOCUMENTS, RESULTS, SERIES, SERIES_SUFFIX,
     SNAPSHOT_SUFFIX, TEARDOWN,
 };
@@ -28,6 +28,8 @@ pub struct Discovery {
     pub processes: Option<String>,
     /// The recorder's GPU samples (T16).
     pub gpu: Option<String>,
+    /// `fleet.json`: the folder records several replicas.
+    pub fleet: Option<String>,
 }
 
 /// Shell-style `*` matching (no other metacharacters are used by the roles).
@@ -96,6 +98,7 @@ pub fn discover(names: &[&str]) -> Discovery {
         teardown: exact(names, TEARDOWN),
         processes: exact(names, PROCESSES),
         gpu: exact(names, GPU_SAMPLES),
+        fleet: exact(names, FLEET),
     }
 }
 
@@ -176,7 +179,8 @@ pub fn load(
         probe: file(&found.probe),
         teardown: file(&found.teardown),
         gpu: file(&found.gpu),
-        skipped: Vec::new(),
+        fleet: file(&found.fleet),
+        ..RunInput::default()
     }
 }
 

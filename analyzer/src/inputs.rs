@@ -54,10 +54,34 @@ pub struct RunInput {
     pub teardown: Option<InputFile>,
     /// The recorder's GPU samples (T16).
     pub gpu: Option<InputFile>,
+    /// A deployment of several replicas (`fleet.json`): the top-level files then describe
+    /// the load sent through the router, and each replica's readings are in `replicas`.
+    pub fleet: Option<InputFile>,
+    /// One set of readings per replica folder (`replicas/<id>/`), in id order.
+    pub replicas: Vec<ReplicaInput>,
+    /// The router's own exporter read before and after the load (`router/`).
+    pub router: Option<RouterInput>,
     /// Entries of the run folder not read, and why (a link, a folder, a device, a file
     /// over its role's size limit): the front end lists them; those with a role also
     /// reach their checks as an unreadable file.
     pub skipped: Vec<Skipped>,
+}
+
+/// One replica's readings, laid out like a single server's (`replicas/<id>/`).
+#[derive(Debug, Clone, Default)]
+pub struct ReplicaInput {
+    /// The folder name (`fleet::replica_id_is_valid`).
+    pub id: String,
+    pub before: Option<InputFile>,
+    pub after: Option<InputFile>,
+    pub series: Option<InputFile>,
+}
+
+/// The router's snapshots (`router/`).
+#[derive(Debug, Clone, Default)]
+pub struct RouterInput {
+    pub before: Option<InputFile>,
+    pub after: Option<InputFile>,
 }
 
 /// An entry of a run folder left unread.

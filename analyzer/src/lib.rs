@@ -12,6 +12,7 @@ pub mod compare;
 pub mod counters;
 pub mod docs;
 pub mod engine;
+pub mod fleet;
 pub mod folder;
 pub mod gpu_samples;
 pub mod input;
@@ -35,7 +36,9 @@ pub mod verdict;
 
 pub use analysis::{analyze, Analysis, AnalyzeError};
 pub use engine::Engine;
-pub use inputs::{BenchInput, InputFile, NamedEngine, Options, RunInput, Skipped};
+pub use inputs::{
+    BenchInput, InputFile, NamedEngine, Options, ReplicaInput, RouterInput, RunInput, Skipped,
+};
 pub use report::Report;
 pub use verdict::{CheckResult, Status};
 

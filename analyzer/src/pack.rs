@@ -14,7 +14,8 @@
 //!            {"role": "before", "name": "run/before.snapshot.json", "error": "no such file"}]}
 //! ```
 //! Roles: `boot_log` (repeated, in order), `before`, `after`, `series`, `bench`,
-//! `load_log`, `manifest`, `gate`, `probe`, `teardown`, `gpu`.
+//! `load_log`, `manifest`, `gate`, `probe`, `teardown`, `gpu`; a fleet's `fleet`,
+//! `replica:<id>:before|after|series` and `router:before|after`.
 //!
 //! A comparison page carries several runs as `inferlint.packs/1` ([`Packs`]): the same
 //! run objects in a `runs` list, each with its column label. [`decode_any`] reads both.
@@ -320,9 +321,11 @@ pub fn from_pack(p: &Pack) -> (RunInput, Options) {
             "probe" => input.probe = Some(file),
             "teardown" => input.teardown = Some(file),
             "gpu" => input.gpu = Some(file),
-            _ => {}
+            "fleet" => input.fleet = Some(file),
+            other => fleet_file(&mut input, other, file),
         }
     }
+    input.replicas.sort_by(|a, b| a.id.cmp(&b.id));
     input.skipped = p
         .options
         .iter()
@@ -352,6 +355,43 @@ pub fn from_pack(p: &Pack) -> (RunInput, Options) {
         ..Options::default()
     };
     (input, opts)
+}
+
+/// A fleet's file by its role (`replica:<id>:before`, `router:after`); other roles are
+/// ignored, as is a replica id that could leave its folder.
+fn fleet_file(input: &mut RunInput, role: &str, file: InputFile) {
+    let parts: Vec<&str> = role.split(':').collect();
+    let slot = match parts.as_slice() {
+        ["replica", id, part] if crate::docs::fleet::replica_id_is_valid(id) => {
+            let i = match input.replicas.iter().position(|r| r.id == *id) {
+                Some(i) => i,
+                None => {
+                    input.replicas.push(crate::inputs::ReplicaInput {
+                        id: id.to_string(),
+                        ..Default::default()
+                    });
+                    input.replicas.len() - 1
+                }
+            };
+            let r = &mut input.replicas[i];
+            match *part {
+                "before" => &mut r.before,
+                "after" => &mut r.after,
+                "series" => &mut r.series,
+                _ => return,
+            }
+        }
+        ["router", part] => {
+            let r = input.router.get_or_insert_with(Default::default);
+            match *part {
+                "before" => &mut r.before,
+                "after" => &mut r.after,
+                _ => return,
+            }
+        }
+        _ => return,
+    };
+    *slot = Some(file);
 }
 
 /// A pack of the analyzer's inputs and options.
@@ -387,9 +427,28 @@ pub fn to_pack(input: &RunInput, opts: &Options, generated_ms: Option<f64>) -> P
         ("probe", &input.probe),
         ("teardown", &input.teardown),
         ("gpu", &input.gpu),
+        ("fleet", &input.fleet),
     ] {
         if let Some(f) = f {
             add(role, f, None);
+        }
+    }
+    for r in &input.replicas {
+        for (part, f) in [
+            ("before", &r.before),
+            ("after", &r.after),
+            ("series", &r.series),
+        ] {
+            if let Some(f) = f {
+                add(&format!("replica:{}:{part}", r.id), f, None);
+            }
+        }
+    }
+    if let Some(r) = &input.router {
+        for (part, f) in [("before", &r.before), ("after", &r.after)] {
+            if let Some(f) = f {
+                add(&format!("router:{part}"), f, None);
+            }
         }
     }
     let mut options = Vec::new();

@@ -21,6 +21,7 @@ use crate::series::Series;
 use crate::verdict::{CheckResult, Status};
 
 // The Report's parts are made where they are computed; named from here too.
+pub use crate::fleet::ReplicaReport;
 pub use crate::insights::{account::Tile, fact::Fact, limits::Limit};
 
 pub const SCHEMA: &str = "inferlint.report/1";
@@ -72,6 +73,8 @@ pub struct Report {
     /// Where the load started on the charts' time axis, found from every reading before
     /// the charts were reduced (for comparing runs; not written to `results.json`).
     pub load_start: (Option<f64>, crate::compare::Alignment),
+    /// A fleet's replicas, each with its own verdicts (empty for a single server).
+    pub replicas: Vec<ReplicaReport>,
 }
 
 /// What [`Report::build`] draws on.
@@ -247,7 +250,21 @@ impl Report {
             bench: inputs.bench.cloned(),
             skipped: inputs.input.skipped.clone(),
             load_start,
+            replicas: Vec::new(),
         }
+    }
+
+    /// The run's verdicts, every sweep phase's and every replica's: what the exit status
+    /// folds.
+    pub fn all_checks(&self) -> Vec<CheckResult> {
+        let mut all = self.checks.clone();
+        for p in &self.phases {
+            all.extend(p.checks.iter().cloned());
+        }
+        for r in &self.replicas {
+            all.extend(r.checks.iter().cloned());
+        }
+        all
     }
 
     /// How many results have each status, in the report's order.
@@ -260,7 +277,11 @@ impl Report {
             Status::NotApplicable,
         ]
         .into_iter()
-        .map(|s| (s, self.checks.iter().filter(|c| c.status == s).count()))
+        .map(|s| {
+            let replicas = self.replicas.iter().flat_map(|r| &r.checks);
+            let n = self.checks.iter().chain(replicas).filter(|c| c.status == s);
+            (s, n.count())
+        })
         .collect()
     }
 }
@@ -306,6 +327,9 @@ struct ReportDocument<'a> {
     made_from: &'a [String],
     /// Entries of the run folder not read: `{name, reason}`.
     skipped: &'a [crate::inputs::Skipped],
+    /// A fleet's replicas; absent for a single server, whose layout is unchanged.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    replicas: &'a [ReplicaReport],
 }
 
 impl<'a> ReportDocument<'a> {
@@ -338,6 +362,7 @@ impl<'a> ReportDocument<'a> {
                 .collect(),
             made_from: &report.made_from,
             skipped: &report.skipped,
+            replicas: &report.replicas,
         }
     }
 }

@@ -113,10 +113,16 @@ pub const SLUGS: [&str; 18] = [
     "warm-up-in-window",
 ];
 
-/// The slug of tripwire `n` (1..=18).
+/// The tripwires only a fleet of replicas has, numbered from 19 (`checks/README.md`).
+/// Kept apart from [`SLUGS`], whose length is the count a single server's report gives.
+pub const FLEET_SLUGS: [&str; 1] = ["load-unbalanced"];
+
+/// The slug of tripwire `n` (1..=18, and the fleet's from 19).
 pub fn slug(n: u8) -> &'static str {
     SLUGS
-        .get(usize::from(n).wrapping_sub(1))
+        .iter()
+        .chain(FLEET_SLUGS.iter())
+        .nth(usize::from(n).wrapping_sub(1))
         .copied()
         .unwrap_or("")
 }

@@ -416,6 +416,14 @@ fn a_balanced_fleet_passes_on_every_replica() {
         assert_eq!(rise(rdir, "vllm:num_preemptions_total"), 0.0, "{port}");
         assert_eq!(t1(rdir), "pass", "replica {port}");
     }
+    // The whole folder, as `inferlint analyze` reads a fleet: nothing preempted, the
+    // router's count matches each replica's, the load was balanced.
+    let (v, a) = verdicts(&dir);
+    assert!(a.errors.is_empty(), "{:?}", a.errors);
+    assert_eq!(status(&v, "T1"), "pass");
+    assert_eq!(status(&v, "T15"), "pass");
+    assert_eq!(status(&v, "T19"), "pass");
+    assert_eq!(a.report.replicas.len(), 3);
     one_step_commands(&w, &up);
     interrupted(&w, &up);
     drop(up.started);
@@ -550,6 +558,24 @@ fn a_tiny_pool_fails_t1_on_that_replica_only() {
             assert_eq!(verdict, "pass", "replica {port}");
         }
     }
+    // The whole folder: T1 fails naming the tiny replica alone, and T19 shows the
+    // imbalance (an even split over replicas of uneven capacity).
+    let (v, a) = verdicts(&dir);
+    assert!(a.errors.is_empty(), "{:?}", a.errors);
+    assert_eq!(status(&v, "T1"), "fail");
+    assert_eq!(status(&v, "T19"), "fail");
+    let failed: Vec<String> = a
+        .report
+        .replicas
+        .iter()
+        .filter(|r| {
+            r.checks
+                .iter()
+                .any(|c| c.tripwire == 1 && c.status.as_str() == "fail")
+        })
+        .map(|r| r.instance.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(failed, [format!("127.0.0.1:{tiny}")]);
     if let Some(to) = std::env::var_os("INFERLINT_FLEET_SAVE") {
         save(&dir, Path::new(&to));
     }

@@ -720,3 +720,105 @@ test("the one-file report of vllm-0.28/live: size", async () => {
   const { html } = analyze(dir, ["--requested", "32"]);
   console.log(`one-file report of ${path.basename(LIVE)}: ${(fs.statSync(html).size / 1024).toFixed(0)} KB`);
 });
+
+// ---- a fleet of replicas ---------------------------------------------------------------
+
+const FLEET = path.join(ROOT, "fixtures/fleet/composed-unbalanced");
+
+/** Copies a folder with its subfolders (a fleet's replicas/<id>/) into a fresh one. */
+function copyTree(src, name) {
+  const dst = path.join(WORK, name);
+  fs.cpSync(src, dst, { recursive: true, filter: (p) => !/(results\.json|report\.html)$/.test(p) });
+  return dst;
+}
+
+/** The replica table as the page shows it: [id, instance, {T1: status, …}, peak running]. */
+async function replicaRows(page) {
+  return page.$$eval("#replica-table tbody tr", (rows) =>
+    rows.map((r) => {
+      const cells = r.querySelectorAll("td");
+      const statuses = Object.fromEntries(
+        [...r.querySelectorAll("td[data-tripwire]")].map((c) => [c.getAttribute("data-tripwire"), c.getAttribute("data-status")]),
+      );
+      return [cells[0].textContent, cells[1].textContent, statuses, r.querySelector('[data-figure="peak_running"]').textContent];
+    }),
+  );
+}
+
+function expectedRows(report) {
+  return report.replicas.map((r) => [
+    r.id,
+    r.instance ?? "?",
+    Object.fromEntries(r.checks.filter((c) => ["T1", "T8", "T9", "T10", "T14"].includes(c.id)).map((c) => [c.id, c.status])),
+    r.peak_running === null ? "?" : String(r.peak_running),
+  ]);
+}
+
+test("a fleet's report shows its replicas side by side, and per-replica chart lines", async () => {
+  const dir = copyTree(FLEET, "fleet/unbalanced");
+  const { report, html } = analyze(dir);
+  assert.equal(report.replicas.length, 2);
+  const t = await open(html);
+  try {
+    assert.deepEqual(await replicaRows(t.page), expectedRows(report), "the replica table");
+    const a = await t.page.$eval('#replica-table tr[data-replica="a"] td[data-tripwire="T1"]', (e) => e.getAttribute("data-status"));
+    assert.equal(a, "fail");
+    // The fleet's own verdicts in Results; each replica's under its own details.
+    const fleet = await t.page.$$eval("#results li.finding[data-tripwire]", (els) => els.map((e) => [e.getAttribute("data-tripwire"), e.getAttribute("data-status")]).sort());
+    assert.deepEqual(fleet, report.checks.map((c) => [c.id, c.status]).sort(), "fleet verdicts");
+    for (const r of report.replicas) {
+      const got = await t.page.$$eval(`details.replica[data-replica="${r.id}"] li.finding`, (els) => els.map((e) => [e.getAttribute("data-tripwire"), e.getAttribute("data-status")]).sort());
+      assert.deepEqual(got, r.checks.map((c) => [c.id, c.status]).sort(), `replica ${r.id}'s verdicts`);
+    }
+    assert.deepEqual(report.charts.requests.lines.map((l) => l.key), ["running:a", "running:b", "running:all"]);
+    await chartsDrawn(t.page, chartCount(report));
+    noNetwork(t);
+  } finally {
+    await t.context.close();
+  }
+});
+
+test("dropping a fleet folder walks its replicas/ subfolders", async () => {
+  const dir = copyTree(FLEET, "fleet-drop/pool");
+  const { report } = analyze(dir, [], path.join(WORK, "fleet-drop.html"));
+  // The folder as a tree of entries: name → files and subfolders.
+  const tree = (d) =>
+    fs
+      .readdirSync(d, { withFileTypes: true })
+      .filter((e) => e.name !== "report.html" && e.name !== "results.json")
+      .map((e) =>
+        e.isDirectory()
+          ? { name: e.name, dir: tree(path.join(d, e.name)) }
+          : { name: e.name, b64: fs.readFileSync(path.join(d, e.name)).toString("base64") },
+      );
+  const t = await open(PAGE);
+  try {
+    await t.page.evaluate((root) => {
+      const toFile = (f) => new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name);
+      const entry = (f, at) => {
+        const fullPath = `${at}/${f.name}`;
+        if (!f.dir) return { isFile: true, isDirectory: false, name: f.name, fullPath, file: (ok) => setTimeout(() => ok(toFile(f)), 0) };
+        return {
+          isFile: false,
+          isDirectory: true,
+          name: f.name,
+          fullPath,
+          createReader() {
+            const batches = [f.dir.map((c) => entry(c, fullPath)), []];
+            return { readEntries: (ok) => setTimeout(() => ok(batches.shift() || []), 0) };
+          },
+        };
+      };
+      const item = { kind: "file", type: "", webkitGetAsEntry: () => entry(root, ""), getAsFile: () => null };
+      const ev = new Event("drop", { bubbles: true, cancelable: true });
+      Object.defineProperty(ev, "dataTransfer", { value: { items: [item], files: [], types: ["Files"] } });
+      document.getElementById("drop").dispatchEvent(ev);
+    }, { name: "pool", dir: tree(dir) });
+    await t.page.waitForSelector("#replica-table");
+    await waitReady(t.page);
+    assert.deepEqual(await replicaRows(t.page), expectedRows(report), "the replica table");
+    noNetwork(t);
+  } finally {
+    await t.context.close();
+  }
+});

@@ -439,6 +439,28 @@ def _():
     not_pass(doc, "T18", "bench.json: ttfts[0] = NaN")
 
 
+@case("a hostile fleet: bad fleet.json values, a linked replica, a bad id: no panic, links skipped")
+def _():
+    base, run = fresh()
+    os.makedirs(os.path.join(run, "replicas", "a"))
+    for n in ("before.snapshot.json", "after.snapshot.json", "run.series.jsonl"):
+        shutil.move(os.path.join(run, n), os.path.join(run, "replicas", "a", n))
+    os.symlink(base, os.path.join(run, "replicas", "outside"))
+    os.mkdir(os.path.join(run, "replicas", "a b"))
+    with open(os.path.join(run, "fleet.json"), "w") as f:
+        f.write('{"schema": "inferlint.fleet/1", "step_s": 1e308, "scrape_interval_s": NaN, '
+                '"replicas": [{"id": "../../etc", "instance": "\u001b[2J"}, {"id": 7}]}')
+    code, out, err = analyze(run)
+    expect(code in (1, 2) and "panicked" not in err, f"exit {code}: {err}")
+    expect("\x1b" not in out, "an escape reached the terminal")
+    code, doc, err = analyze_json(run)
+    skipped = {s["name"]: s["reason"] for s in doc["skipped"]}
+    expect("symbolic link" in skipped.get("replicas/outside", ""), f"{skipped}")
+    expect("not a replica id" in skipped.get("replicas/a b", ""), f"{skipped}")
+    expect([r["id"] for r in doc["replicas"]] == ["a"], f"{doc['replicas']}")
+    untouched(base)
+
+
 @case("escape sequences in a boot log and a folder name never reach the terminal")
 def _():
     base, run = fresh()

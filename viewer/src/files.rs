@@ -1,5 +1,6 @@
 //! Reading run folders in the browser: dropped folders (walked through
-//! `webkitGetAsEntry`; several at once, or a folder of run folders, to compare them), a
+//! `webkitGetAsEntry`; several at once, or a folder of run folders, to compare them; a
+//! fleet's `replicas/<id>/` and `router/` subfolders too), a
 //! folder chosen with the folder picker (`webkitdirectory`), or files chosen one by one. Nothing is sent anywhere: the files are read into memory and handed
 //! to the analyzer's own folder discovery (`analyzer::folder::load`).
 
@@ -8,11 +9,23 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-/// The regular files of one run folder: its label, base names, and each file's bytes.
+/// The regular files of one run folder: its label, base names, and each file's bytes;
+/// for a fleet, the files of its `replicas/<id>/` and `router/` subfolders by path under
+/// the folder (`None`: too large to read).
 pub struct Picked {
     pub folder: String,
     pub names: Vec<String>,
     pub files: Vec<(String, Vec<u8>)>,
+    pub sub: Vec<(String, Option<Vec<u8>>)>,
+}
+
+/// Whether the path (folder parts under the dropped or picked top) is inside a fleet's
+/// subfolders: `…/replicas`, `…/replicas/<id>` or `…/router`.
+fn in_fleet_subfolder(parts: &[String]) -> bool {
+    use analyzer::docs::{REPLICAS_DIR, ROUTER_DIR};
+    let n = parts.len();
+    (n >= 1 && (parts[n - 1] == REPLICAS_DIR || parts[n - 1] == ROUTER_DIR))
+        || (n >= 2 && parts[n - 2] == REPLICAS_DIR)
 }
 
 /// Files bigger than this are refused (a run folder's largest file, a 24-hour series, is
@@ -75,6 +88,7 @@ fn has_run_files(names: &[&str]) -> bool {
         || d.gate.is_some()
         || d.probe.is_some()
         || d.teardown.is_some()
+        || d.fleet.is_some()
 }
 
 /// The run folders among the paths: every folder holding run files at the shallowest
@@ -158,7 +172,24 @@ async fn group(
             }
             names.push(name);
         }
+        // Files two or three levels down in a fleet's subfolders, by path under `dir`.
+        let mut sub = Vec::new();
+        for (p, f) in parts.iter().filter(|(p, _)| {
+            p.len() > dir.len() + 1
+                && p[..dir.len()] == dir[..]
+                && in_fleet_subfolder(&p[dir.len()..p.len() - 1])
+        }) {
+            let rel = p[dir.len()..].join("/");
+            match bytes(f).await {
+                Ok(b) => sub.push((rel, Some(b))),
+                Err(e) => {
+                    web_sys::console::warn_1(&JsValue::from_str(&format!("{rel}: {e}")));
+                    sub.push((rel, None));
+                }
+            }
+        }
         out.push(Picked {
+            sub,
             folder: if dir.is_empty() {
                 loose.to_string()
             } else {
@@ -238,7 +269,14 @@ pub fn from_drop(ev: web_sys::DragEvent, done: impl Fn(Result<Vec<Picked>, Strin
         let mut stack: Vec<(JsValue, usize)> = entries.into_iter().map(|e| (e, 0)).collect();
         while let Some((entry, depth)) = stack.pop() {
             if get(&entry, "isDirectory").as_bool() == Some(true) {
-                if depth > 1 {
+                // A run folder one level down; a fleet's subfolders two or three.
+                let path = get(&entry, "fullPath").as_string().unwrap_or_default();
+                let parts: Vec<String> = path
+                    .split('/')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect();
+                if depth > 1 && !(depth <= 3 && in_fleet_subfolder(&parts)) {
                     continue;
                 }
                 let Ok(reader) = call(&entry, "createReader", &[]) else {

@@ -53,7 +53,7 @@ fn requested_field() -> Option<i64> {
 /// A dropped or picked folder's files and options, found through the analyzer's own
 /// folder discovery.
 fn pack_of(p: &Picked, requested: Option<i64>) -> Pack {
-    let input = analyzer::folder::load(
+    let mut input = analyzer::folder::load(
         &p.folder,
         &p.names.iter().map(String::as_str).collect::<Vec<_>>(),
         &|n: &str| {
@@ -64,6 +64,20 @@ fn pack_of(p: &Picked, requested: Option<i64>) -> Pack {
                 .unwrap_or_else(|| Err("not in the folder".to_string()))
         },
     );
+    // A fleet: its replicas' and router's files, by path under the folder.
+    if input.fleet.is_some() {
+        let paths: Vec<&str> = p.sub.iter().map(|(n, _)| n.as_str()).collect();
+        let found = analyzer::fleet::load_files(&p.folder, &paths, &|rel: &str| {
+            p.sub
+                .iter()
+                .find(|(n, _)| n == rel)
+                .and_then(|(_, b)| b.clone())
+                .ok_or_else(|| "not read: too large to read here".to_string())
+        });
+        input.replicas = found.replicas;
+        input.router = found.router;
+        input.skipped.extend(found.skipped);
+    }
     let opts = Options {
         requested,
         ..Options::default()

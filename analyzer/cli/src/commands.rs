@@ -496,10 +496,13 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
         crate::render_phases::table(&analysis.report.phases, colour)
             .iter()
             .for_each(|l| println!("{l}"));
+        for line in render::replicas(&analysis.report, colour) {
+            println!("{line}");
+        }
         for line in render::limits(&analysis.report.limits) {
             say(&line);
         }
-        let mut count = render::count_line(&analysis.report.checks);
+        let mut count = render::count_line(&analysis.report.all_checks());
         if !written.is_empty() {
             count.push_str(&format!("; wrote {}", written.join(" and ")));
         }

@@ -389,10 +389,133 @@ fn load_folder(
         name,
         reason: "a name that is not UTF-8 text: not read".into(),
     }));
+    if input.fleet.is_some() {
+        let read_as_fleet = load_fleet_subfolders(dir, shown, &mut input, &mut skipped);
+        skipped.retain(|s| !read_as_fleet.contains(&s.name.as_str()));
+    }
     skipped.sort_by(|a, b| a.name.cmp(&b.name));
     skipped.dedup();
     input.skipped = skipped;
     Ok((input, deferred.into_inner()))
+}
+
+/// Whether `path` is a real folder, judged without following a link.
+fn is_real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_dir())
+}
+
+/// Why a name is not read (not UTF-8).
+const NOT_UTF8: &str = "a name that is not UTF-8 text: not read";
+
+/// The entries of the subfolder `rel` as relative paths with why each is not read.
+fn list_files(
+    dir: &Path,
+    rel: &str,
+    paths: &mut Vec<(String, Option<String>)>,
+    skipped: &mut Vec<Skipped>,
+) {
+    match folder_entries(&dir.join(rel)) {
+        Ok(l) => {
+            paths.extend(
+                l.entries
+                    .into_iter()
+                    .map(|(n, p)| (format!("{rel}/{n}"), p)),
+            );
+            skipped.extend(l.unnamed.into_iter().map(|n| Skipped {
+                name: format!("{rel}/{n}"),
+                reason: NOT_UTF8.into(),
+            }));
+        }
+        Err(e) => skipped.push(Skipped {
+            name: rel.to_string(),
+            reason: io_reason(&e),
+        }),
+    }
+}
+
+/// A fleet folder's `replicas/<id>/` and `router/` (formats of `analyzer::fleet`): listed
+/// with the same rules as the top level (links never followed, each file by its role's
+/// limit); a replica folder with a bad id, a link or a file where a folder belongs is
+/// skipped with its reason. Returns the top-level subfolders read, which are then no
+/// longer listed as skipped.
+fn load_fleet_subfolders(
+    dir: &Path,
+    shown: &str,
+    input: &mut RunInput,
+    skipped: &mut Vec<Skipped>,
+) -> Vec<&'static str> {
+    use analyzer::docs::{REPLICAS_DIR, ROUTER_DIR};
+    let mut read_dirs = Vec::new();
+    // (relative path, why it is not read)
+    let mut paths: Vec<(String, Option<String>)> = Vec::new();
+    if is_real_dir(&dir.join(REPLICAS_DIR)) {
+        read_dirs.push(REPLICAS_DIR);
+        match folder_entries(&dir.join(REPLICAS_DIR)) {
+            Ok(l) => {
+                for (id, problem) in l.entries {
+                    let rel = format!("{REPLICAS_DIR}/{id}");
+                    let why = if is_real_dir(&dir.join(&rel)) {
+                        analyzer::fleet::folder::bad_replica_id(&id)
+                    } else {
+                        Some(match problem {
+                            Some(p) => format!("{p}; a replica's readings live in a folder"),
+                            None => "a file, not a replica's folder: not read".to_string(),
+                        })
+                    };
+                    match why {
+                        Some(reason) => skipped.push(Skipped { name: rel, reason }),
+                        None => list_files(dir, &rel, &mut paths, skipped),
+                    }
+                }
+                skipped.extend(l.unnamed.into_iter().map(|n| Skipped {
+                    name: format!("{REPLICAS_DIR}/{n}"),
+                    reason: NOT_UTF8.into(),
+                }));
+            }
+            Err(e) => skipped.push(Skipped {
+                name: REPLICAS_DIR.to_string(),
+                reason: io_reason(&e),
+            }),
+        }
+    }
+    if is_real_dir(&dir.join(ROUTER_DIR)) {
+        read_dirs.push(ROUTER_DIR);
+        list_files(dir, ROUTER_DIR, &mut paths, skipped);
+    }
+    let refused: RefCell<Vec<Skipped>> = RefCell::new(Vec::new());
+    let read = |rel: &str| {
+        if let Some(p) = paths
+            .iter()
+            .find(|(k, _)| k == rel)
+            .and_then(|(_, p)| p.clone())
+        {
+            return Err(p);
+        }
+        let base = rel.rsplit('/').next().unwrap_or(rel);
+        let r = read_file(&dir.join(rel), Role::of_name(base), true);
+        if let Err(reason) = &r {
+            refused.borrow_mut().push(Skipped {
+                name: rel.to_string(),
+                reason: reason.clone(),
+            });
+        }
+        r
+    };
+    let names: Vec<&str> = paths.iter().map(|(n, _)| n.as_str()).collect();
+    let found = analyzer::fleet::load_files(shown, &names, &read);
+    skipped.extend(paths.iter().filter_map(|(n, p)| {
+        Some(Skipped {
+            name: n.clone(),
+            reason: p.clone()?,
+        })
+    }));
+    skipped.extend(found.skipped);
+    skipped.extend(refused.into_inner());
+    skipped.sort_by(|a, b| a.name.cmp(&b.name));
+    skipped.dedup();
+    input.replicas = found.replicas;
+    input.router = found.router;
+    read_dirs
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod html;
 pub mod output;
 pub mod render;
 pub mod render_phases;
+mod render_replicas;
 
 use analyzer::analysis::NamedEngine;
 use analyzer::engine::Engine;

@@ -35,6 +35,11 @@ pub fn result_line(r: &CheckResult, colour: bool) -> String {
     )
 }
 
+/// A fleet's replica table (`render_replicas.rs`); nothing for a single server.
+pub fn replicas(report: &analyzer::Report, colour: bool) -> Vec<String> {
+    crate::render_replicas::table(&report.replicas, &|s, status| paint(s, status, colour))
+}
+
 /// "What limited this run:" and one line per finding.
 pub fn limits(limits: &[Limit]) -> Vec<String> {
     if limits.is_empty() {

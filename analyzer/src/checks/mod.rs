@@ -1,5 +1,5 @@
 //! The run-level tripwires, one file each (checks.md; T16–T18 in this folder's
-//! README.md). Each takes already-parsed inputs and returns one result; none reads files.
+//! README.md; T19, a fleet's, too). Each takes already-parsed inputs and returns one result; none reads files.
 
 pub mod load_figures;
 pub mod measured;
@@ -15,3 +15,4 @@ pub mod t15_client_server;
 pub mod t16_gpu_throttled;
 pub mod t17_prefix_cache;
 pub mod t18_warm_up;
+pub mod t19_load_unbalanced;

@@ -52,6 +52,33 @@ pub fn check(
         }
         Ok(d) => d,
     };
+    compare(
+        Counted { done, tokens },
+        result,
+        result_file,
+        expected_extra,
+        (m.requests_finished, m.generation_tokens),
+    )
+}
+
+/// What the server side counted between the readings (one server, or the sum over a
+/// fleet's replicas); `None` where a counter was missing.
+#[derive(Debug, Clone, Copy)]
+pub struct Counted {
+    pub done: Option<f64>,
+    pub tokens: Option<f64>,
+}
+
+/// T15's comparison of the load tool's counts with the server's; `counters` names the
+/// two counters read, for the message when one is missing.
+pub fn compare(
+    counted: Counted,
+    result: &BenchResult,
+    result_file: &str,
+    expected_extra: i64,
+    counters: (&str, &str),
+) -> CheckResult {
+    let Counted { done, tokens } = counted;
     let mut r = CheckResult::new(15, Status::Unknown, String::new())
         .with("client_completed", result.completed)
         .with("client_failed", result.failed)
@@ -63,7 +90,7 @@ pub fn check(
     let (Some(done), Some(tokens)) = (done, tokens) else {
         r.message = format!(
             "a server counter ({} or {}) is missing from a snapshot",
-            m.requests_finished, m.generation_tokens
+            counters.0, counters.1
         );
         return r;
     };

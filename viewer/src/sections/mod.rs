@@ -1,6 +1,7 @@
 //! The report of the run shown, one module per section in the order of report.md §2:
 //! header, what limited the run, what happened (with the glossary), results, a sweep's
-//! phases, what the server did, the server that ran, the tripwire guide, footer; and the comparison of
+//! phases, a fleet's replicas, what the server did, the server that ran, the tripwire
+//! guide, footer; and the comparison of
 //! several runs (`compare`). Each draws what the Report
 //! (or the catalogue) says; every string from the inputs goes into text nodes.
 
@@ -14,6 +15,7 @@ mod happened;
 mod header;
 mod limits;
 mod phases;
+mod replicas;
 mod results;
 mod server;
 mod widgets;
@@ -34,6 +36,7 @@ use happened::Happened;
 use header::Header;
 use limits::Limits;
 use phases::Phases;
+use replicas::Replicas;
 use results::Results;
 use server::Server;
 
@@ -76,6 +79,7 @@ fn ReportBody(report: Arc<Report>, charts: SharedCharts, theme: RwSignal<u32>) -
         <Happened report=report.clone() />
         <Results report=report.clone() />
         <Phases report=report.clone() />
+        <Replicas report=report.clone() />
         <ChartsSection charts=charts.clone() theme=theme />
         <Server report=report.clone() memory=charts.memory.clone() theme=theme />
         <Guide engine=engine />
