@@ -1,7 +1,7 @@
 //! The `analyze` flow (checks.md §1.6, formats.md §8.2): parse every input once, decide
 //! the engine, run each check its inputs allow, and assemble the Report.
 
-use crate::bench::{untimed_requests, BenchResult};
+use crate::bench::{untimed_requests, AiperfServer, BenchResult};
 use crate::bootlog::{self, BootLog};
 use crate::checks;
 use crate::counters::Pair;
@@ -26,7 +26,7 @@ pub enum AnalyzeError {
     /// An input names another engine than the one the user named.
     #[error("{0}")]
     EngineMismatch(String),
-    #[error("no run files: the folder has no boot log, snapshot, series, gate.json, probe.json or teardown.json")]
+    #[error("no run files: the folder has no boot log, snapshot, series, gate.json, probe.json, teardown.json or AIPerf's server_metrics_export.json")]
     NoRunFiles,
     #[error("no usable run file")]
     NothingUsable(Vec<InputError>),
@@ -76,6 +76,8 @@ struct Parsed {
     probe: Option<Result<Probe, InputError>>,
     teardown: Option<Result<Teardown, InputError>>,
     gpu: Option<Result<GpuSamples, InputError>>,
+    /// AIPerf's scrape of the server's metrics.
+    scrape: Option<Result<AiperfServer, InputError>>,
 }
 
 fn parse_opt<T>(
@@ -103,6 +105,7 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         probe: parse_opt(&input.probe, docs::read),
         teardown: parse_opt(&input.teardown, docs::read),
         gpu: parse_opt(&input.gpu, GpuSamples::read),
+        scrape: parse_opt(&input.aiperf_server, AiperfServer::read),
     };
     if let Some(m) = &input.manifest {
         match m.bytes().and_then(|b| Manifest::read(&m.name, b)) {
@@ -116,7 +119,8 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         || input.series.is_some()
         || input.gate.is_some()
         || input.probe.is_some()
-        || input.teardown.is_some();
+        || input.teardown.is_some()
+        || input.aiperf_server.is_some();
     if !has_run_files {
         return Err(AnalyzeError::NoRunFiles);
     }
@@ -157,6 +161,13 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
                 }
             }
         }
+        if let (Some(Ok(s)), Some(f)) = (&p.scrape, &input.aiperf_server) {
+            if let Some(found) = s.engine.filter(|&e| e != named.engine) {
+                return Err(AnalyzeError::EngineMismatch(mismatch(
+                    named, &f.name, found,
+                )));
+            }
+        }
         for (name, text) in &log_texts {
             if let Some(found) = engine_from_log(text) {
                 if found != named.engine {
@@ -195,6 +206,9 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
     ok_or_note(&p.probe, &mut errors);
     ok_or_note(&p.teardown, &mut errors);
     let gpu = ok_or_note(&p.gpu, &mut errors);
+    let scrape = ok_or_note(&p.scrape, &mut errors);
+    let scrape_error = p.scrape.as_ref().and_then(|r| r.as_ref().err());
+    let scrape_file = input.aiperf_server.as_ref().map_or("", |f| f.name.as_str());
     errors.extend(log_errors.iter().cloned());
 
     let usable = !log_texts.is_empty()
@@ -203,7 +217,8 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         || series.is_some()
         || matches!(p.gate, Some(Ok(_)))
         || matches!(p.probe, Some(Ok(_)))
-        || matches!(p.teardown, Some(Ok(_)));
+        || matches!(p.teardown, Some(Ok(_)))
+        || scrape.is_some();
     if !usable {
         return Err(AnalyzeError::NothingUsable(errors));
     }
@@ -216,7 +231,13 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
     let report_engine = snap_engine_named
         .or(series.and_then(|s| s.engine_named))
         .or(log_engine)
+        .or(scrape.and_then(|s| s.engine))
         .or(named_engine);
+    // The engine AIPerf's scrape is read as (its own metric names, else the report's).
+    let scraped_engine = scrape
+        .and_then(|s| s.engine)
+        .or(report_engine)
+        .unwrap_or(Engine::Vllm);
     if report_engine.is_none() && named_engine.is_none() {
         notes.push("no input names its engine: reading it as vLLM's".to_string());
     }
@@ -288,9 +309,21 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
                 ));
             }
             (Some(Ok(_)), None, Some(e)) => results.push(unknown_for(15, e)),
+            // No snapshots: AIPerf's own scrape of the server, when it left one.
+            (Some(Ok(res)), None, None) => match (scrape, scrape_error) {
+                (Some(s), _) => results.push(checks::scraped::t15(
+                    scraped_engine,
+                    s,
+                    scrape_file,
+                    res,
+                    &b.evidence_path,
+                )),
+                (None, Some(e)) => results.push(unknown_for(15, e)),
+                (None, None) => {}
+            },
             _ => {}
         }
-    } else if load_ran && (pair.is_some() || pair_error.is_some()) {
+    } else if load_ran && (pair.is_some() || pair_error.is_some() || p.scrape.is_some()) {
         results.push(checks::load_figures::t15(p.manifest.as_ref()));
     }
 
@@ -312,7 +345,11 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
             results.push(unknown_for(1, e));
             results.push(unknown_for(10, e));
         }
-        (None, None) => {}
+        (None, None) => match (scrape, scrape_error) {
+            (Some(s), _) => results.push(checks::scraped::t1(scraped_engine, s, scrape_file)),
+            (None, Some(e)) => results.push(unknown_for(1, e)),
+            (None, None) => {}
+        },
     }
 
     // T14, T9, T8 from the series.
@@ -355,6 +392,16 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         }
     } else if let (Some(d), Some(req)) = (&down, requested) {
         results.push(checks::t08_concurrency::server_down(req, d));
+    } else if let Some(s) = scrape {
+        results.push(checks::scraped::t8(
+            scraped_engine,
+            s,
+            scrape_file,
+            requested,
+            bench,
+        ));
+    } else if let Some(e) = scrape_error {
+        results.push(unknown_for(8, e));
     }
 
     // T16, T17, T18 on a measured load (checks/README.md).
@@ -416,6 +463,9 @@ fn implausible_values(p: &Parsed) -> Vec<Implausible> {
     }
     if let Some(Ok(g)) = &p.gpu {
         all.extend(g.implausible.iter().cloned());
+    }
+    if let Some(Ok(s)) = &p.scrape {
+        all.extend(s.implausible.iter().cloned());
     }
     all
 }

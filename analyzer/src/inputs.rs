@@ -54,6 +54,9 @@ pub struct RunInput {
     pub teardown: Option<InputFile>,
     /// The recorder's GPU samples (T16).
     pub gpu: Option<InputFile>,
+    /// AIPerf's scrape of the server's metrics (`server_metrics_export.json`): the
+    /// server's side of T1, T8 and T15 when there is no recording.
+    pub aiperf_server: Option<InputFile>,
     /// Entries of the run folder not read, and why (a link, a folder, a device, a file
     /// over its role's size limit): the front end lists them; those with a role also
     /// reach their checks as an unreadable file.

@@ -14,7 +14,7 @@
 //!            {"role": "before", "name": "run/before.snapshot.json", "error": "no such file"}]}
 //! ```
 //! Roles: `boot_log` (repeated, in order), `before`, `after`, `series`, `bench`,
-//! `load_log`, `manifest`, `gate`, `probe`, `teardown`, `gpu`.
+//! `load_log`, `manifest`, `gate`, `probe`, `teardown`, `gpu`, `aiperf_server`.
 //!
 //! A comparison page carries several runs as `inferlint.packs/1` ([`Packs`]): the same
 //! run objects in a `runs` list, each with its column label. [`decode_any`] reads both.
@@ -320,6 +320,7 @@ pub fn from_pack(p: &Pack) -> (RunInput, Options) {
             "probe" => input.probe = Some(file),
             "teardown" => input.teardown = Some(file),
             "gpu" => input.gpu = Some(file),
+            "aiperf_server" => input.aiperf_server = Some(file),
             _ => {}
         }
     }
@@ -387,6 +388,7 @@ pub fn to_pack(input: &RunInput, opts: &Options, generated_ms: Option<f64>) -> P
         ("probe", &input.probe),
         ("teardown", &input.teardown),
         ("gpu", &input.gpu),
+        ("aiperf_server", &input.aiperf_server),
     ] {
         if let Some(f) = f {
             add(role, f, None);
@@ -491,6 +493,21 @@ mod tests {
             Carried::One(one.clone())
         );
         assert!(decode(&text).is_err(), "several runs are not one");
+    }
+
+    #[test]
+    fn an_aiperf_scrape_keeps_its_role() {
+        let input = RunInput {
+            aiperf_server: Some(InputFile::new(
+                "a/server_metrics_export.json",
+                b"{}".to_vec(),
+            )),
+            ..RunInput::default()
+        };
+        let (back, _) = from_pack(&to_pack(&input, &Options::default(), None));
+        let f = back.aiperf_server.expect("the scrape's role is carried");
+        assert_eq!(f.name, "a/server_metrics_export.json");
+        assert_eq!(f.bytes, Ok(b"{}".to_vec()));
     }
 
     #[test]

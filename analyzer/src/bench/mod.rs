@@ -4,8 +4,11 @@
 //! `load.log`.
 
 mod aiperf;
+pub mod aiperf_server;
 mod gated;
 mod guidellm;
+
+pub use aiperf_server::AiperfServer;
 
 use crate::input::{decode_strict, InputError};
 use crate::json::{self, Json};

@@ -52,6 +52,23 @@ pub fn check(
         }
         Ok(d) => d,
     };
+    let missing = format!(
+        "a server counter ({} or {}) is missing from a snapshot",
+        m.requests_finished, m.generation_tokens
+    );
+    compare(done, tokens, missing, result, result_file, expected_extra)
+}
+
+/// The server's finished requests and generated tokens against the load tool's counts;
+/// `missing` is the message when a server count is absent.
+pub fn compare(
+    done: Option<f64>,
+    tokens: Option<f64>,
+    missing: String,
+    result: &BenchResult,
+    result_file: &str,
+    expected_extra: i64,
+) -> CheckResult {
     let mut r = CheckResult::new(15, Status::Unknown, String::new())
         .with("client_completed", result.completed)
         .with("client_failed", result.failed)
@@ -61,10 +78,7 @@ pub fn check(
         .with("expected_extra_requests", expected_extra)
         .with("result_file", result_file);
     let (Some(done), Some(tokens)) = (done, tokens) else {
-        r.message = format!(
-            "a server counter ({} or {}) is missing from a snapshot",
-            m.requests_finished, m.generation_tokens
-        );
+        r.message = missing;
         return r;
     };
     let (Some(completed), Some(client_tokens)) = (result.completed, result.total_output_tokens)
