@@ -330,6 +330,24 @@ pub fn readers(i: &Implausible, snap_engine: Engine) -> &'static [u8] {
         // T16 reads every number of the GPU samples.
         return &[16];
     }
+    if i.file.ends_with(docs::AIPERF_SERVER_METRICS) {
+        // AIPerf's scrape: fields are `metrics["NAME"].series[i].stats.STAT`, NAME a
+        // family name (a counter's without `_total`).
+        let m = snap_engine.metrics();
+        let named = |n: &str| {
+            let family = n.strip_suffix("_total").unwrap_or(n);
+            i.field.starts_with(&format!("metrics[{family:?}]"))
+        };
+        return if m.evictions.is_some_and(named) {
+            &[1]
+        } else if named(m.running) {
+            &[8]
+        } else if named(m.requests_finished) || named(m.generation_tokens) {
+            &[15]
+        } else {
+            &[]
+        };
+    }
     if i.file.ends_with(".series.jsonl") {
         return match i.field.as_str() {
             column::RUNNING => &[8, 9],
