@@ -58,7 +58,8 @@ pub(crate) fn test() -> Result<()> {
         None => eprintln!("== recorded GPU runs not found: parity and bad-input trials skipped"),
     }
     browser_tests()?;
-    crate::real::in_test()
+    crate::real::in_test()?;
+    crate::loadtools::in_test()
 }
 
 pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<()> {

@@ -12,6 +12,9 @@
 //!   cargo xtask real   the real-engine tier: a real vLLM (CPU) installed under
 //!                      target/real when missing, and the recorder's tests against it
 //!                      (`--save` refreshes fixtures/real/)
+//!   cargo xtask loadtools  the load-tools tier: GuideLLM and AIPerf installed under
+//!                      target/loadtools when missing, and the recorder's live tests
+//!                      with them against the simulator
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,6 +25,7 @@ mod browser;
 mod checks;
 mod demo;
 mod fuzz;
+mod loadtools;
 mod real;
 mod tidy;
 mod tools;
@@ -83,9 +87,10 @@ fn main() -> Result<()> {
         Some("fuzz") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), false),
         Some("fuzz-campaign") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), true),
         Some("real") => real::real(&std::env::args().skip(2).collect::<Vec<_>>()),
+        Some("loadtools") => loadtools::loadtools(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
             eprintln!(
-                "usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests | real | \
+                "usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests | real | loadtools | \
                  fuzz [--seconds N] [TARGET...] | fuzz-campaign [--seconds N] [TARGET...]"
             );
             std::process::exit(2);
