@@ -299,7 +299,7 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
         match (&p.bench, &pair, pair_error) {
             (Some(Err(e)), _, _) => results.push(unknown_for(15, e)),
             (Some(Ok(res)), Some(pair), _) => {
-                let extra = expected_extra(input, p.manifest.as_ref());
+                let extra = expected_extra(input, p.manifest.as_ref(), Some(res));
                 results.push(checks::t15_client_server::check(
                     snap_engine,
                     pair,
@@ -417,7 +417,7 @@ pub fn analyze(input: &RunInput, opts: &Options) -> Result<Analysis, AnalyzeErro
             bench,
             manifest: p.manifest.as_ref(),
             requested,
-            untimed: expected_extra(input, p.manifest.as_ref()),
+            untimed: expected_extra(input, p.manifest.as_ref(), bench),
         }));
     }
 
@@ -534,12 +534,18 @@ pub fn requested_concurrency(
         .filter(|&n| n > 0)
 }
 
-/// Requests the load tool left out of its result, from `load.log` (formats.md §6.4).
-fn expected_extra(input: &RunInput, manifest: Option<&Manifest>) -> i64 {
+/// Requests the load tool left out of its result: from `load.log` (formats.md §6.4),
+/// plus those its result counts apart (GuideLLM's and AIPerf's warm-up).
+fn expected_extra(
+    input: &RunInput,
+    manifest: Option<&Manifest>,
+    bench: Option<&BenchResult>,
+) -> i64 {
+    let own = bench.and_then(|b| b.untimed).unwrap_or(0);
     if manifest.is_some_and(|m| m.load_unrecognised) {
-        return 0;
+        return own;
     }
-    match input.load_log.as_ref().and_then(|f| f.bytes.as_ref().ok()) {
+    own + match input.load_log.as_ref().and_then(|f| f.bytes.as_ref().ok()) {
         Some(b) => untimed_requests(&decode_lossy(b)),
         None => 0,
     }

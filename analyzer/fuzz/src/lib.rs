@@ -179,6 +179,7 @@ pub fn bench(data: &[u8]) {
         r.total_input_tokens,
         r.max_concurrency,
         r.num_prompts,
+        r.untimed,
     ];
     for c in counts.into_iter().flatten() {
         assert!((0..=1i64 << 53).contains(&c), "count {c} kept");

@@ -27,6 +27,9 @@ struct ExportDoc {
     #[serde(default)]
     metrics_phase: Option<String>,
     metrics: BTreeMap<String, FamilyDoc>,
+    /// The same over AIPerf's warm-up phase, when one ran.
+    #[serde(default)]
+    warmup_metrics: Option<BTreeMap<String, FamilyDoc>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -92,6 +95,17 @@ pub enum Reading<'a> {
     Refused(&'a Implausible),
 }
 
+/// What a verdict read from the scrape, for [`AiperfServer::resolution`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// A gauge's highest sample.
+    Gauge,
+    /// Counters over the measured window.
+    Counters,
+    /// Counters over the warm-up and measured windows together.
+    CountersWithWarmup,
+}
+
 /// AIPerf's scrape of the server, read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AiperfServer {
@@ -106,6 +120,10 @@ pub struct AiperfServer {
     /// Scrapes that changed something.
     pub updates: Option<i64>,
     families: BTreeMap<String, Family>,
+    /// The families over the warm-up phase, when AIPerf ran one. Its window meets the
+    /// measured one while warm-up requests still run, so a counter's increase splits
+    /// between the two at AIPerf's sampling; both together cover both phases.
+    warmup: Option<BTreeMap<String, Family>>,
     /// Values the plausibility gate refused.
     pub implausible: Vec<Implausible>,
 }
@@ -122,11 +140,16 @@ impl AiperfServer {
 
     fn from_doc(file: &str, doc: ExportDoc) -> AiperfServer {
         let mut implausible = Vec::new();
-        let mut families = BTreeMap::new();
-        for (name, f) in doc.metrics {
-            let family = read_family(file, &name, &f, &mut implausible);
-            families.insert(name, family);
-        }
+        let mut read_all = |key: &str, docs: BTreeMap<String, FamilyDoc>| {
+            docs.into_iter()
+                .map(|(name, f)| {
+                    let family = read_family(file, key, &name, &f, &mut implausible);
+                    (name, family)
+                })
+                .collect::<BTreeMap<String, Family>>()
+        };
+        let families = read_all("metrics", doc.metrics);
+        let warmup = doc.warmup_metrics.map(|w| read_all("warmup_metrics", w));
         let endpoint = doc
             .summary
             .as_ref()
@@ -157,6 +180,7 @@ impl AiperfServer {
             interval_ms,
             updates,
             families,
+            warmup,
             implausible,
         }
     }
@@ -164,11 +188,25 @@ impl AiperfServer {
     /// A counter's increase over AIPerf's window, by its Prometheus name
     /// (`vllm:num_preemptions_total`; AIPerf leaves `_total` off).
     pub fn counter(&self, name: &str) -> Reading<'_> {
-        let stripped = name.strip_suffix("_total").unwrap_or(name);
-        let family = [name, stripped]
-            .into_iter()
-            .find_map(|n| self.families.get(n).filter(|f| f.kind == "counter"));
-        reading(family)
+        counter_in(&self.families, name)
+    }
+
+    /// Whether AIPerf ran a warm-up phase and scraped over it.
+    pub fn has_warmup(&self) -> bool {
+        self.warmup.is_some()
+    }
+
+    /// A counter's increase over the warm-up and measured windows together (missing
+    /// without a warm-up).
+    pub fn counter_with_warmup(&self, name: &str) -> Reading<'_> {
+        let Some(warmup) = &self.warmup else {
+            return Reading::Missing;
+        };
+        match (counter_in(warmup, name), self.counter(name)) {
+            (Reading::Value(a), Reading::Value(b)) => Reading::Value(a + b),
+            (bad @ Reading::Refused(_), _) | (_, bad @ Reading::Refused(_)) => bad,
+            _ => Reading::Missing,
+        }
     }
 
     /// A gauge's highest sample over AIPerf's window.
@@ -188,22 +226,30 @@ impl AiperfServer {
     /// How finely AIPerf saw the server, for messages: "at the resolution AIPerf 0.13.0
     /// sampled (/metrics read every 334 ms; counters over its profiling window)"; for a
     /// gauge, that a peak between two reads is not seen.
-    pub fn resolution(&self, gauge: bool) -> String {
+    pub fn resolution(&self, seen: Seen) -> String {
         let every = self
             .interval_ms
             .map(|ms| format!(" every {} ms", ms.round()))
             .unwrap_or_default();
         let phase = self.phase.as_deref().unwrap_or("measured");
-        let what = if gauge {
-            "a peak between two reads is not seen".to_string()
-        } else {
-            format!("counters over its {phase} window")
+        let what = match seen {
+            Seen::Gauge => "a peak between two reads is not seen".to_string(),
+            Seen::Counters => format!("counters over its {phase} window"),
+            Seen::CountersWithWarmup => format!("counters over its warm-up and {phase} windows"),
         };
         format!(
             "at the resolution {} sampled (/metrics read{every}; {what})",
             self.tool
         )
     }
+}
+
+fn counter_in<'a>(families: &'a BTreeMap<String, Family>, name: &str) -> Reading<'a> {
+    let stripped = name.strip_suffix("_total").unwrap_or(name);
+    let family = [name, stripped]
+        .into_iter()
+        .find_map(|n| families.get(n).filter(|f| f.kind == "counter"));
+    reading(family)
 }
 
 fn reading(family: Option<&Family>) -> Reading<'_> {
@@ -219,7 +265,13 @@ fn reading(family: Option<&Family>) -> Reading<'_> {
 
 /// A family's value: a counter's totals summed, a gauge's highest `max`; each series'
 /// value through the gate.
-fn read_family(file: &str, name: &str, f: &FamilyDoc, out: &mut Vec<Implausible>) -> Family {
+fn read_family(
+    file: &str,
+    key: &str,
+    name: &str,
+    f: &FamilyDoc,
+    out: &mut Vec<Implausible>,
+) -> Family {
     let counter = f.kind == "counter";
     // The gauges checks read count requests; another gauge is kept only when finite and
     // never reported (it decides nothing).
@@ -254,7 +306,7 @@ fn read_family(file: &str, name: &str, f: &FamilyDoc, out: &mut Vec<Implausible>
         let Some(x) = x else {
             return family; // one series without it: the sum or peak is unknown
         };
-        let field = format!("metrics[{name:?}].series[{i}].stats.{stat}");
+        let field = format!("{key}[{name:?}].series[{i}].stats.{stat}");
         let mut found = Vec::new();
         let kept = match q {
             Some(q) => plausible::keep(q, Some(x), (file, None), &field, &mut found),
@@ -314,7 +366,7 @@ mod tests {
         assert_eq!(s.counter("vllm:nothing_total"), Reading::Missing);
         assert!(s.implausible.is_empty());
         assert!(s
-            .resolution(false)
+            .resolution(Seen::Counters)
             .contains("every 334 ms; counters over its profiling"));
     }
 
@@ -348,6 +400,33 @@ mod tests {
         assert_eq!(s.counter("vllm:generation_tokens_total"), Reading::Missing);
         assert_eq!(s.implausible.len(), 2);
         assert_eq!(s.interval_ms, None);
+    }
+
+    #[test]
+    fn a_warm_up_splits_the_counters_at_its_boundary() {
+        let path = format!(
+            "{}/../fixtures/loadtools/aiperf-warmup/server_metrics_export.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let s = AiperfServer::read("s.json", &std::fs::read(path).unwrap()).unwrap();
+        let m = Engine::Vllm.metrics();
+        assert!(s.has_warmup());
+        // 3 warm-up and 8 measured requests of 30 tokens: the measured window alone
+        // misses the tokens its first requests made while the warm-up still ran.
+        assert_eq!(s.counter(m.generation_tokens), Reading::Value(225.0));
+        assert_eq!(
+            s.counter_with_warmup(m.generation_tokens),
+            Reading::Value(330.0)
+        );
+        assert_eq!(
+            s.counter_with_warmup(m.requests_finished),
+            Reading::Value(11.0)
+        );
+        assert!(!recorded().has_warmup());
+        assert_eq!(
+            recorded().counter_with_warmup(m.requests_finished),
+            Reading::Missing
+        );
     }
 
     #[test]

@@ -35,6 +35,11 @@ pub fn read(v: &Json, where_: (&str, Option<usize>)) -> BenchResult {
         .map(|s| format!(" {s}"))
         .unwrap_or_default();
     let mut r = from_phases(format!("GuideLLM{version}"), phases, Vec::new());
+    r.untimed = benchmarks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| untimed(&g, b, &format!("benchmarks[{i}]")))
+        .sum();
     if let [b] = benchmarks {
         // Latency figures of one benchmark; a sweep's percentiles cannot be merged.
         let p = "benchmarks[0]";
@@ -53,6 +58,14 @@ pub fn read(v: &Json, where_: (&str, Option<usize>)) -> BenchResult {
     }
     r.implausible = g.into_refused();
     r
+}
+
+/// Requests of one benchmark left out of its metrics (its warm-up and cool-down): the
+/// scheduler's successful requests beyond those the metrics count.
+fn untimed(g: &Gated<'_>, b: &Json, p: &str) -> Option<i64> {
+    let made = g.count(b, p, &["scheduler_metrics", "requests_made", "successful"])?;
+    let measured = g.count(b, p, &["metrics", "request_totals", "successful"])?;
+    Some((made - measured).max(0))
 }
 
 /// One benchmark. The strategy says what it asked for: `streams` for a concurrent
@@ -152,6 +165,15 @@ mod tests {
         assert_eq!((r.max_concurrency, r.request_rate), (None, Some(4.0)));
         assert_eq!(r.phases[0].asked(), "2 requests/s");
         assert_eq!(r.completed, Some(16));
+    }
+
+    #[test]
+    fn warm_up_requests_are_counted_apart() {
+        let r = read("guidellm-warmup");
+        assert_eq!(r.completed, Some(4), "what the metrics measured");
+        assert_eq!(r.untimed, Some(4), "8 made, 4 in the warm-up");
+        assert_eq!(read("guidellm-concurrent16").untimed, Some(0));
+        assert_eq!(read("guidellm-concurrent-2-8").untimed, Some(0));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use super::load_figures::{DECIDE_WITH, REQUESTED_FLAG};
 use super::{t01_preemption, t15_client_server};
-use crate::bench::aiperf_server::{AiperfServer, Reading};
+use crate::bench::aiperf_server::{AiperfServer, Reading, Seen};
 use crate::bench::BenchResult;
 use crate::engine::Engine;
 use crate::num::shortest;
@@ -16,8 +16,8 @@ use crate::verdict::{CheckResult, Status};
 pub const SCRAPE_FILE: &str = "scrape_file";
 
 /// Where a result came from, in its message and evidence.
-fn sourced(mut r: CheckResult, s: &AiperfServer, file: &str, gauge: bool) -> CheckResult {
-    r.message = format!("{}, {}", r.message, s.resolution(gauge));
+fn sourced(mut r: CheckResult, s: &AiperfServer, file: &str, seen: Seen) -> CheckResult {
+    r.message = format!("{}, {}", r.message, s.resolution(seen));
     r.with(SCRAPE_FILE, file)
         .with("sampled_every_ms", s.interval_ms)
 }
@@ -64,10 +64,16 @@ pub fn t1(engine: Engine, s: &AiperfServer, file: &str) -> CheckResult {
             r.with("engine", engine.key()).with("series", gauge),
             s,
             file,
-            true,
+            Seen::Gauge,
         );
     };
-    let r = match s.counter(counter) {
+    // The warm-up is part of the run: its preemptions count too.
+    let (reading, seen) = if s.has_warmup() {
+        (s.counter_with_warmup(counter), Seen::CountersWithWarmup)
+    } else {
+        (s.counter(counter), Seen::Counters)
+    };
+    let r = match reading {
         Reading::Refused(bad) => CheckResult::new(1, Status::Unknown, cannot_tell(bad))
             .with("engine", engine.key())
             .with("series", counter)
@@ -80,7 +86,7 @@ pub fn t1(engine: Engine, s: &AiperfServer, file: &str) -> CheckResult {
         }
         _ => t01_preemption::from_count(engine, counter, None, &format!("{}'s scrape", s.tool)),
     };
-    sourced(r, s, file, false)
+    sourced(r, s, file, seen)
 }
 
 /// T8 from the running gauge's highest sample against the requested concurrency.
@@ -123,7 +129,7 @@ pub fn t8(
     };
     r.set("peak_running", peak.ok());
     r.set("peak_waiting", waiting);
-    sourced(r, s, file, true)
+    sourced(r, s, file, Seen::Gauge)
 }
 
 fn judge_t8(engine: Engine, requested: i64, peak: &Result<f64, String>) -> CheckResult {
@@ -166,8 +172,9 @@ fn judge_t8(engine: Engine, requested: i64, peak: &Result<f64, String>) -> Check
 }
 
 /// T15 from the finished-requests and generated-tokens counters AIPerf scraped, against
-/// AIPerf's own counts. Its counters cover only its measured window, so its warm-up
-/// requests are already left out on both sides.
+/// AIPerf's own counts. Its counters cover its measured window; after a warm-up, whose
+/// requests still run as the measured window opens, both windows together against its
+/// measured and warm-up counts.
 pub fn t15(
     engine: Engine,
     s: &AiperfServer,
@@ -180,9 +187,13 @@ pub fn t15(
         let r = CheckResult::new(15, Status::Unknown, cannot_tell(bad))
             .with("implausible", bad.to_string())
             .with("result_file", result_file);
-        return sourced(r, s, file, false);
+        return sourced(r, s, file, Seen::Counters);
     }
-    let counts = [m.requests_finished, m.generation_tokens].map(|name| s.counter(name));
+    let warmup = result.untimed.filter(|_| s.has_warmup());
+    let counts = [m.requests_finished, m.generation_tokens].map(|name| match warmup {
+        Some(_) => s.counter_with_warmup(name),
+        None => s.counter(name),
+    });
     if let Some(Reading::Refused(bad)) = counts
         .iter()
         .find(|c| matches!(c, Reading::Refused(_)))
@@ -191,7 +202,7 @@ pub fn t15(
         let r = CheckResult::new(15, Status::Unknown, cannot_tell(bad))
             .with("implausible", bad.to_string())
             .with("result_file", result_file);
-        return sourced(r, s, file, false);
+        return sourced(r, s, file, Seen::Counters);
     }
     let [done, tokens] = counts.map(|c| match c {
         Reading::Value(v) => Some(v),
@@ -201,6 +212,17 @@ pub fn t15(
         "a server counter ({} or {}) is missing from {}'s scrape",
         m.requests_finished, m.generation_tokens, s.tool
     );
-    let r = t15_client_server::compare(done, tokens, missing, result, result_file, 0);
-    sourced(r, s, file, false)
+    let mut r = t15_client_server::compare(
+        done,
+        tokens,
+        missing,
+        result,
+        result_file,
+        warmup.unwrap_or(0),
+    );
+    if warmup.is_none() {
+        return sourced(r, s, file, Seen::Counters);
+    }
+    r.set("with_warmup_window", true);
+    sourced(r, s, file, Seen::CountersWithWarmup)
 }
