@@ -111,3 +111,54 @@ fn aiperf_s_scrape_takes_its_warm_up_window_with_the_measured_one() {
         "{msg}"
     );
 }
+
+/// T18 of `inferlint analyze DIR`.
+fn t18(dir: &Path) -> Json {
+    t15(dir); // runs `analyze`, which writes results.json
+    let r = json::parse(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    r.get("checks")
+        .and_then(Json::as_array)
+        .unwrap()
+        .iter()
+        .find(|c| c.get("id").and_then(Json::as_str) == Some("T18"))
+        .cloned()
+        .unwrap()
+}
+
+#[test]
+fn guidellm_s_per_request_times_decide_t18() {
+    // The recorded run's server side, with GuideLLM's report of the same load as it
+    // saved it, per-request records kept.
+    let dst = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("warm-up-t18-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dst);
+    std::fs::create_dir_all(&dst).unwrap();
+    for e in std::fs::read_dir(fixture("recorded/guidellm-concurrent16"))
+        .unwrap()
+        .flatten()
+    {
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
+        }
+    }
+    let before = t18(&dst);
+    assert_eq!(
+        before.get("status").and_then(Json::as_str),
+        Some("unknown"),
+        "its own bench.json kept no per-request records"
+    );
+    std::fs::copy(
+        fixture("guidellm-concurrent16/benchmarks.json"),
+        dst.join(BENCH_JSON),
+    )
+    .unwrap();
+    let c = t18(&dst);
+    assert_eq!(
+        c.get("status").and_then(Json::as_str),
+        Some("pass"),
+        "{c:?}"
+    );
+    // 16 streams: the first wave is the 16 that started before any finished.
+    assert_eq!(num(&c, "first_requests"), 16.0);
+    assert_eq!(num(&c, "later_requests"), 32.0);
+}

@@ -359,10 +359,12 @@ pub fn readers(i: &Implausible, snap_engine: Engine) -> &'static [u8] {
         };
     }
     if i.file.ends_with(docs::BENCH_JSON) || i.file.ends_with(docs::BENCH_JSONL) {
-        // Per-request times are named `ttfts[3]`: T18 reads them, T15 does not.
+        // Per-request times are named `ttfts[3]` (GuideLLM's
+        // `benchmarks[0].requests.successful[3].…`): T18 reads them, T15 does not.
         let array = i.field.split('[').next().unwrap_or_default();
         let per_request = [key::TTFTS, key::START_TIMES, key::LATENCIES];
-        return if i.field.contains('[') && per_request.contains(&array) {
+        let guidellm_request = i.field.contains("].requests.");
+        return if guidellm_request || (i.field.contains('[') && per_request.contains(&array)) {
             &[18]
         } else {
             &[15]
