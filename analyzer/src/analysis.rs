@@ -1,7 +1,7 @@
 //! The `analyze` flow (checks.md §1.6, formats.md §8.2): parse every input once, decide
 //! the engine, run each check its inputs allow, and assemble the Report.
 
-use crate::bench::{untimed_requests, BenchResult};
+use crate::bench::{untimed_requests, AiperfServer, BenchResult};
 use crate::bootlog::{self, BootLog};
 use crate::checks;
 use crate::counters::Pair;
@@ -26,7 +26,7 @@ pub enum AnalyzeError {
     /// An input names another engine than the one the user named.
     #[error("{0}")]
     EngineMismatch(String),
-    #[error("no run files: the folder has no boot log, snapshot, series, gate.json, probe.json or teardown.json")]
+    #[error("no run files: the folder has no boot log, snapshot, series, gate.json, probe.json, teardown.json or AIPerf's server_metrics_export.json")]
     NoRunFiles,
     #[error("no usable run file")]
     NothingUsable(Vec<InputError>),
@@ -77,6 +77,8 @@ struct Parsed {
     probe: Option<Result<Probe, InputError>>,
     teardown: Option<Result<Teardown, InputError>>,
     gpu: Option<Result<GpuSamples, InputError>>,
+    /// AIPerf's scrape of the server's metrics.
+    scrape: Option<Result<AiperfServer, InputError>>,
 }
 
 fn parse_opt<T>(
@@ -115,6 +117,7 @@ pub fn analyze_with_series(
         probe: parse_opt(&input.probe, docs::read),
         teardown: parse_opt(&input.teardown, docs::read),
         gpu: parse_opt(&input.gpu, GpuSamples::read),
+        scrape: parse_opt(&input.aiperf_server, AiperfServer::read),
     };
     if let Some(m) = &input.manifest {
         match m.bytes().and_then(|b| Manifest::read(&m.name, b)) {
@@ -129,7 +132,8 @@ pub fn analyze_with_series(
         || input.gate.is_some()
         || input.probe.is_some()
         || input.teardown.is_some()
-        || input.fleet.is_some();
+        || input.fleet.is_some()
+        || input.aiperf_server.is_some();
     if !has_run_files {
         return Err(AnalyzeError::NoRunFiles);
     }
@@ -170,6 +174,13 @@ pub fn analyze_with_series(
                 }
             }
         }
+        if let (Some(Ok(s)), Some(f)) = (&p.scrape, &input.aiperf_server) {
+            if let Some(found) = s.engine.filter(|&e| e != named.engine) {
+                return Err(AnalyzeError::EngineMismatch(mismatch(
+                    named, &f.name, found,
+                )));
+            }
+        }
         for (name, text) in &log_texts {
             if let Some(found) = engine_from_log(text) {
                 if found != named.engine {
@@ -208,6 +219,9 @@ pub fn analyze_with_series(
     ok_or_note(&p.probe, &mut errors);
     ok_or_note(&p.teardown, &mut errors);
     let gpu = ok_or_note(&p.gpu, &mut errors);
+    let scrape = ok_or_note(&p.scrape, &mut errors);
+    let scrape_error = p.scrape.as_ref().and_then(|r| r.as_ref().err());
+    let scrape_file = input.aiperf_server.as_ref().map_or("", |f| f.name.as_str());
     errors.extend(log_errors.iter().cloned());
 
     let usable = !log_texts.is_empty()
@@ -217,7 +231,8 @@ pub fn analyze_with_series(
         || matches!(p.gate, Some(Ok(_)))
         || matches!(p.probe, Some(Ok(_)))
         || matches!(p.teardown, Some(Ok(_)))
-        || input.fleet.is_some();
+        || input.fleet.is_some()
+        || scrape.is_some();
     if !usable {
         return Err(AnalyzeError::NothingUsable(errors));
     }
@@ -230,8 +245,14 @@ pub fn analyze_with_series(
     let mut report_engine = snap_engine_named
         .or(series.and_then(|s| s.engine_named))
         .or(log_engine)
+        .or(scrape.and_then(|s| s.engine))
         .or(named_engine);
     let engine_unnamed = "no input names its engine: reading it as vLLM's";
+    // The engine AIPerf's scrape is read as (its own metric names, else the report's).
+    let scraped_engine = scrape
+        .and_then(|s| s.engine)
+        .or(report_engine)
+        .unwrap_or(Engine::Vllm);
     // A fleet's replicas name it; said after they are read.
     if report_engine.is_none() && named_engine.is_none() && input.fleet.is_none() {
         notes.push(engine_unnamed.to_string());
@@ -294,7 +315,7 @@ pub fn analyze_with_series(
         match (&p.bench, &pair, pair_error) {
             (Some(Err(e)), _, _) => results.push(unknown_for(15, e)),
             (Some(Ok(res)), Some(pair), _) => {
-                let extra = expected_extra(input, p.manifest.as_ref());
+                let extra = expected_extra(input, p.manifest.as_ref(), Some(res));
                 results.push(checks::t15_client_server::check(
                     snap_engine,
                     pair,
@@ -304,9 +325,21 @@ pub fn analyze_with_series(
                 ));
             }
             (Some(Ok(_)), None, Some(e)) => results.push(unknown_for(15, e)),
+            // No snapshots: AIPerf's own scrape of the server, when it left one.
+            (Some(Ok(res)), None, None) => match (scrape, scrape_error) {
+                (Some(s), _) => results.push(checks::scraped::t15(
+                    scraped_engine,
+                    s,
+                    scrape_file,
+                    res,
+                    &b.evidence_path,
+                )),
+                (None, Some(e)) => results.push(unknown_for(15, e)),
+                (None, None) => {}
+            },
             _ => {}
         }
-    } else if load_ran && (pair.is_some() || pair_error.is_some()) {
+    } else if load_ran && (pair.is_some() || pair_error.is_some() || p.scrape.is_some()) {
         results.push(checks::load_figures::t15(p.manifest.as_ref()));
     }
 
@@ -328,7 +361,11 @@ pub fn analyze_with_series(
             results.push(unknown_for(1, e));
             results.push(unknown_for(10, e));
         }
-        (None, None) => {}
+        (None, None) => match (scrape, scrape_error) {
+            (Some(s), _) => results.push(checks::scraped::t1(scraped_engine, s, scrape_file)),
+            (None, Some(e)) => results.push(unknown_for(1, e)),
+            (None, None) => {}
+        },
     }
 
     // T14, T9, T8 from the series.
@@ -371,6 +408,16 @@ pub fn analyze_with_series(
         }
     } else if let (Some(d), Some(req)) = (&down, requested) {
         results.push(checks::t08_concurrency::server_down(req, d));
+    } else if let Some(s) = scrape {
+        results.push(checks::scraped::t8(
+            scraped_engine,
+            s,
+            scrape_file,
+            requested,
+            bench,
+        ));
+    } else if let Some(e) = scrape_error {
+        results.push(unknown_for(8, e));
     }
 
     // A sweep's phases, each judged on its own window (phases/).
@@ -407,7 +454,7 @@ pub fn analyze_with_series(
             &crate::fleet::FleetContext {
                 requested,
                 bench: bench.zip(input.bench.as_ref().map(|b| b.evidence_path.as_str())),
-                expected_extra: expected_extra(input, p.manifest.as_ref()),
+                expected_extra: expected_extra(input, p.manifest.as_ref(), bench),
             },
         );
         errors.extend(fleet.errors);
@@ -438,7 +485,7 @@ pub fn analyze_with_series(
             bench,
             manifest: p.manifest.as_ref(),
             requested,
-            untimed: expected_extra(input, p.manifest.as_ref()),
+            untimed: expected_extra(input, p.manifest.as_ref(), bench),
         }));
     }
 
@@ -491,6 +538,9 @@ fn implausible_values(p: &Parsed) -> Vec<Implausible> {
     }
     if let Some(Ok(g)) = &p.gpu {
         all.extend(g.implausible.iter().cloned());
+    }
+    if let Some(Ok(s)) = &p.scrape {
+        all.extend(s.implausible.iter().cloned());
     }
     all
 }
@@ -559,12 +609,18 @@ pub fn requested_concurrency(
         .filter(|&n| n > 0)
 }
 
-/// Requests the load tool left out of its result, from `load.log` (formats.md §6.4).
-fn expected_extra(input: &RunInput, manifest: Option<&Manifest>) -> i64 {
+/// Requests the load tool left out of its result: from `load.log` (formats.md §6.4),
+/// plus those its result counts apart (GuideLLM's and AIPerf's warm-up).
+fn expected_extra(
+    input: &RunInput,
+    manifest: Option<&Manifest>,
+    bench: Option<&BenchResult>,
+) -> i64 {
+    let own = bench.and_then(|b| b.untimed).unwrap_or(0);
     if manifest.is_some_and(|m| m.load_unrecognised) {
-        return 0;
+        return own;
     }
-    match input.load_log.as_ref().and_then(|f| f.bytes.as_ref().ok()) {
+    own + match input.load_log.as_ref().and_then(|f| f.bytes.as_ref().ok()) {
         Some(b) => untimed_requests(&decode_lossy(b)),
         None => 0,
     }

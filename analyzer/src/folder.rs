@@ -3,8 +3,9 @@
 //! themselves are the documents' (`docs`).
 
 use crate::docs::{
-    AFTER_SNAPSHOT, BEFORE_SNAPSHOT, BENCH_JSON, BENCH_JSONL, BOOT_LOG, FLEET, GATE, GPU_SAMPLES,
-    LOAD_LOG, MANIFEST, PROBE, PROCESSES, RECORDER_DOCUMENTS, RESULTS, SERIES, SERIES_SUFFIX,
+    AFTER_SNAPSHOT, AIPERF_RESULT, AIPERF_SERVER_METRICS, AIPERF_SERVER_METRICS_PREFIXED,
+    BEFORE_SNAPSHOT, BENCH_JSON, BENCH_JSONL, BOOT_LOG, FLEET, GATE, GPU_SAMPLES, LOAD_LOG,
+    MANIFEST, PROBE, PROCESSES, RECORDER_DOCUMENTS, RESULTS, SERIES, SERIES_SUFFIX,
     SNAPSHOT_SUFFIX, TEARDOWN,
 };
 
@@ -30,6 +31,24 @@ pub struct Discovery {
     pub gpu: Option<String>,
     /// `fleet.json`: the folder records several replicas.
     pub fleet: Option<String>,
+    /// AIPerf's scrape of the server's metrics (an AIPerf artifact directory).
+    pub aiperf_server: Option<String>,
+}
+
+impl Discovery {
+    /// Whether the folder holds a file of the server's side of a run (what `analyze`
+    /// needs beyond a load tool's result).
+    pub fn has_run_files(&self) -> bool {
+        self.boot_log.is_some()
+            || self.before.is_some()
+            || self.after.is_some()
+            || self.series.is_some()
+            || self.gate.is_some()
+            || self.probe.is_some()
+            || self.teardown.is_some()
+            || self.aiperf_server.is_some()
+            || self.fleet.is_some()
+    }
 }
 
 /// Shell-style `*` matching (no other metacharacters are used by the roles).
@@ -73,16 +92,23 @@ pub fn discover(names: &[&str]) -> Discovery {
     sorted.dedup();
     let names = sorted.as_slice();
     let bench_exact = exact(names, BENCH_JSON).or_else(|| exact(names, BENCH_JSONL));
+    let aiperf_server =
+        exact_or_first(names, AIPERF_SERVER_METRICS, AIPERF_SERVER_METRICS_PREFIXED);
     let bench_candidates = if bench_exact.is_some() {
         Vec::new()
     } else {
-        names
+        let mut c: Vec<String> = names
             .iter()
             .filter(|n| n.ends_with(".json") || n.ends_with(".jsonl"))
             .filter(|n| !n.ends_with(SNAPSHOT_SUFFIX) && !n.ends_with(SERIES_SUFFIX))
             .filter(|n| !RECORDER_DOCUMENTS.contains(n) && **n != RESULTS && **n != GPU_SAMPLES)
+            .filter(|n| Some(**n) != aiperf_server.as_deref())
             .map(|n| n.to_string())
-            .collect()
+            .collect();
+        // In an AIPerf artifact directory its summary goes first: the per-request
+        // records and the inputs beside it are large and never a result.
+        c.sort_by_key(|n| n != AIPERF_RESULT);
+        c
     };
     Discovery {
         boot_log: exact_or_first(names, BOOT_LOG, "*boot*.log"),
@@ -99,6 +125,7 @@ pub fn discover(names: &[&str]) -> Discovery {
         processes: exact(names, PROCESSES),
         gpu: exact(names, GPU_SAMPLES),
         fleet: exact(names, FLEET),
+        aiperf_server,
     }
 }
 
@@ -180,6 +207,7 @@ pub fn load(
         teardown: file(&found.teardown),
         gpu: file(&found.gpu),
         fleet: file(&found.fleet),
+        aiperf_server: file(&found.aiperf_server),
         ..RunInput::default()
     }
 }
@@ -209,6 +237,37 @@ mod tests {
         assert_eq!(d.bench_exact, None);
         assert_eq!(d.bench_candidates, vec!["a_before.json", "other.json"]);
         assert_eq!(d.manifest.as_deref(), Some("manifest.json"));
+    }
+
+    #[test]
+    fn an_aiperf_artifact_directory() {
+        let d = discover(&[
+            ".aiperf_results_ready.json",
+            "inputs.json",
+            "profile_export.jsonl",
+            "profile_export_aiperf.json",
+            "profile_export_aiperf.csv",
+            "server_metrics_export.json",
+            "server_metrics_export.csv",
+        ]);
+        assert_eq!(
+            d.aiperf_server.as_deref(),
+            Some("server_metrics_export.json")
+        );
+        assert_eq!(
+            d.bench_candidates,
+            vec![
+                "profile_export_aiperf.json",
+                ".aiperf_results_ready.json",
+                "inputs.json",
+                "profile_export.jsonl"
+            ]
+        );
+        assert!(d.has_run_files());
+        let d = discover(&["foo.json", "foo_server_metrics.json"]);
+        assert_eq!(d.aiperf_server.as_deref(), Some("foo_server_metrics.json"));
+        assert_eq!(d.bench_candidates, vec!["foo.json"]);
+        assert!(!discover(&["profile_export_aiperf.json"]).has_run_files());
     }
 
     #[test]

@@ -61,6 +61,9 @@ pub struct RunInput {
     pub replicas: Vec<ReplicaInput>,
     /// The router's own exporter read before and after the load (`router/`).
     pub router: Option<RouterInput>,
+    /// AIPerf's scrape of the server's metrics (`server_metrics_export.json`): the
+    /// server's side of T1, T8 and T15 when there is no recording.
+    pub aiperf_server: Option<InputFile>,
     /// Entries of the run folder not read, and why (a link, a folder, a device, a file
     /// over its role's size limit): the front end lists them; those with a role also
     /// reach their checks as an unreadable file.

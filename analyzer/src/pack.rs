@@ -14,8 +14,8 @@
 //!            {"role": "before", "name": "run/before.snapshot.json", "error": "no such file"}]}
 //! ```
 //! Roles: `boot_log` (repeated, in order), `before`, `after`, `series`, `bench`,
-//! `load_log`, `manifest`, `gate`, `probe`, `teardown`, `gpu`; a fleet's `fleet`,
-//! `replica:<id>:before|after|series` and `router:before|after`.
+//! `load_log`, `manifest`, `gate`, `probe`, `teardown`, `gpu`, `aiperf_server`; a fleet's
+//! `fleet`, `replica:<id>:before|after|series` and `router:before|after`.
 //!
 //! A comparison page carries several runs as `inferlint.packs/1` ([`Packs`]): the same
 //! run objects in a `runs` list, each with its column label. [`decode_any`] reads both.
@@ -322,6 +322,7 @@ pub fn from_pack(p: &Pack) -> (RunInput, Options) {
             "teardown" => input.teardown = Some(file),
             "gpu" => input.gpu = Some(file),
             "fleet" => input.fleet = Some(file),
+            "aiperf_server" => input.aiperf_server = Some(file),
             other => fleet_file(&mut input, other, file),
         }
     }
@@ -428,6 +429,7 @@ pub fn to_pack(input: &RunInput, opts: &Options, generated_ms: Option<f64>) -> P
         ("teardown", &input.teardown),
         ("gpu", &input.gpu),
         ("fleet", &input.fleet),
+        ("aiperf_server", &input.aiperf_server),
     ] {
         if let Some(f) = f {
             add(role, f, None);
@@ -550,6 +552,21 @@ mod tests {
             Carried::One(one.clone())
         );
         assert!(decode(&text).is_err(), "several runs are not one");
+    }
+
+    #[test]
+    fn an_aiperf_scrape_keeps_its_role() {
+        let input = RunInput {
+            aiperf_server: Some(InputFile::new(
+                "a/server_metrics_export.json",
+                b"{}".to_vec(),
+            )),
+            ..RunInput::default()
+        };
+        let (back, _) = from_pack(&to_pack(&input, &Options::default(), None));
+        let f = back.aiperf_server.expect("the scrape's role is carried");
+        assert_eq!(f.name, "a/server_metrics_export.json");
+        assert_eq!(f.bytes, Ok(b"{}".to_vec()));
     }
 
     #[test]

@@ -170,6 +170,7 @@ impl Report {
                     &run_input.probe,
                     &run_input.teardown,
                     &run_input.gpu,
+                    &run_input.aiperf_server,
                 ]
                 .into_iter()
                 .flatten(),

@@ -33,6 +33,21 @@ fn tools(bin: &str) -> Option<(PathBuf, PathBuf)> {
     Some((venv, tok))
 }
 
+/// A port for the simulator: the first free one of `INFERLINT_LOADTOOLS_PORTS` (`FIRST-LAST`,
+/// for a machine where only some ports are this job's), else any free one.
+fn port() -> u16 {
+    let Some(range) = std::env::var("INFERLINT_LOADTOOLS_PORTS").ok() else {
+        return free_port();
+    };
+    let (first, last) = range
+        .split_once('-')
+        .and_then(|(a, b)| Some((a.parse::<u16>().ok()?, b.parse::<u16>().ok()?)))
+        .unwrap_or_else(|| panic!("INFERLINT_LOADTOOLS_PORTS={range}: expected FIRST-LAST"));
+    (first..=last)
+        .find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok())
+        .unwrap_or_else(|| panic!("no free port in {range}"))
+}
+
 fn status(v: &std::collections::BTreeMap<String, Vec<String>>, id: &str) -> String {
     v.get(id).map(|s| s.join(",")).unwrap_or_default()
 }
@@ -73,7 +88,7 @@ fn guidellm_concurrent_run_decides_t8_and_t15() {
         return;
     };
     let w = World::new("guidellm");
-    let port = free_port();
+    let port = port();
     let serve = format!("vllm serve m --port {port} --max-model-len 4096");
     let mut c = w.recorder();
     c.args(["record", "-o", "run", "--serve", &serve, "--"])
@@ -130,7 +145,7 @@ fn aiperf_concurrency_run_decides_t8_and_t15() {
         return;
     };
     let w = World::new("aiperf");
-    let port = free_port();
+    let port = port();
     let serve = format!("vllm serve m --port {port} --max-model-len 4096");
     let mut c = w.recorder();
     c.args(["record", "-o", "run", "--serve", &serve, "--"])
@@ -173,6 +188,15 @@ fn aiperf_concurrency_run_decides_t8_and_t15() {
         Some(at(&own, &["total_usage_completion_tokens", "avg"]))
     );
     assert_eq!(evidence(&a, "T8", "requested"), Some(8.0));
+
+    // AIPerf's artifact directory alone: its own scrape of the server decides T1, T8 and
+    // T15, agreeing with the recording.
+    let (alone, a) = verdicts(&run.join("aiperf"));
+    for id in ["T1", "T8", "T15"] {
+        assert_eq!(status(&alone, id), "pass", "{id}: {alone:?}");
+    }
+    assert_eq!(evidence(&a, "T15", "server_finished"), Some(completed));
+    assert!(evidence(&a, "T8", "sampled_every_ms").is_some());
 }
 
 /// A GuideLLM sweep (2 streams, then 16) against a server that runs at most 10 at once

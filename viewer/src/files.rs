@@ -80,15 +80,7 @@ async fn bytes(file: &JsValue) -> Result<Vec<u8>, String> {
 
 /// Whether a folder's file names include a run file (the analyzer's own discovery).
 fn has_run_files(names: &[&str]) -> bool {
-    let d = analyzer::folder::discover(names);
-    d.boot_log.is_some()
-        || d.before.is_some()
-        || d.after.is_some()
-        || d.series.is_some()
-        || d.gate.is_some()
-        || d.probe.is_some()
-        || d.teardown.is_some()
-        || d.fleet.is_some()
+    analyzer::folder::discover(names).has_run_files()
 }
 
 /// The run folders among the paths: every folder holding run files at the shallowest

@@ -60,7 +60,8 @@ pub(crate) fn test() -> Result<()> {
     }
     browser_tests()?;
     crate::fleet::in_test()?;
-    crate::real::in_test()
+    crate::real::in_test()?;
+    crate::loadtools::in_test()
 }
 
 pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<()> {

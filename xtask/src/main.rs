@@ -15,6 +15,9 @@
 //!   cargo xtask fleet  the fleet tier: simulated replicas behind vllm-router, read
 //!                      through Debian's Prometheus (installed when missing)
 //!                      (`--save` refreshes fixtures/fleet/tiny-pool/)
+//!   cargo xtask loadtools  the load-tools tier: GuideLLM and AIPerf installed under
+//!                      target/loadtools when missing, and the recorder's live tests
+//!                      with them against the simulator
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,6 +29,7 @@ mod checks;
 mod demo;
 mod fleet;
 mod fuzz;
+mod loadtools;
 mod real;
 mod tidy;
 mod tools;
@@ -88,9 +92,10 @@ fn main() -> Result<()> {
         Some("fuzz-campaign") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), true),
         Some("real") => real::real(&std::env::args().skip(2).collect::<Vec<_>>()),
         Some("fleet") => fleet::fleet(&std::env::args().skip(2).collect::<Vec<_>>()),
+        Some("loadtools") => loadtools::loadtools(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
             eprintln!(
-                "usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests | real | fleet | \
+                "usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests | real | fleet | loadtools | \
                  fuzz [--seconds N] [TARGET...] | fuzz-campaign [--seconds N] [TARGET...]"
             );
             std::process::exit(2);

@@ -176,7 +176,7 @@ fn install(venv: &Path) -> Result<()> {
 }
 
 /// Bytes under a folder (symbolic links not followed).
-fn du(dir: &Path) -> u64 {
+pub(crate) fn du(dir: &Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };
@@ -190,7 +190,7 @@ fn du(dir: &Path) -> u64 {
         .sum()
 }
 
-fn human(bytes: u64) -> String {
+pub(crate) fn human(bytes: u64) -> String {
     format!("{:.1} GB", bytes as f64 / 1e9)
 }
 

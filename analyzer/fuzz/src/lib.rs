@@ -179,6 +179,7 @@ pub fn bench(data: &[u8]) {
         r.total_input_tokens,
         r.max_concurrency,
         r.num_prompts,
+        r.untimed,
     ];
     for c in counts.into_iter().flatten() {
         assert!((0..=1i64 << 53).contains(&c), "count {c} kept");
@@ -330,6 +331,24 @@ pub fn readers(i: &Implausible, snap_engine: Engine) -> &'static [u8] {
         // T16 reads every number of the GPU samples.
         return &[16];
     }
+    if i.file.ends_with(docs::AIPERF_SERVER_METRICS) {
+        // AIPerf's scrape: fields are `metrics["NAME"].series[i].stats.STAT`, NAME a
+        // family name (a counter's without `_total`).
+        let m = snap_engine.metrics();
+        let named = |n: &str| {
+            let family = n.strip_suffix("_total").unwrap_or(n);
+            i.field.starts_with(&format!("metrics[{family:?}]"))
+        };
+        return if m.evictions.is_some_and(named) {
+            &[1]
+        } else if named(m.running) {
+            &[8]
+        } else if named(m.requests_finished) || named(m.generation_tokens) {
+            &[15]
+        } else {
+            &[]
+        };
+    }
     if i.file.ends_with(".series.jsonl") {
         return match i.field.as_str() {
             column::RUNNING => &[8, 9],
@@ -340,10 +359,12 @@ pub fn readers(i: &Implausible, snap_engine: Engine) -> &'static [u8] {
         };
     }
     if i.file.ends_with(docs::BENCH_JSON) || i.file.ends_with(docs::BENCH_JSONL) {
-        // Per-request times are named `ttfts[3]`: T18 reads them, T15 does not.
+        // Per-request times are named `ttfts[3]` (GuideLLM's
+        // `benchmarks[0].requests.successful[3].…`): T18 reads them, T15 does not.
         let array = i.field.split('[').next().unwrap_or_default();
         let per_request = [key::TTFTS, key::START_TIMES, key::LATENCIES];
-        return if i.field.contains('[') && per_request.contains(&array) {
+        let guidellm_request = i.field.contains("].requests.");
+        return if guidellm_request || (i.field.contains('[') && per_request.contains(&array)) {
             &[18]
         } else {
             &[15]

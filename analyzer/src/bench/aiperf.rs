@@ -68,6 +68,11 @@ pub fn read(v: &Json, where_: (&str, Option<usize>)) -> BenchResult {
     r.p99_ttft_ms = g.num(v, "", &["time_to_first_token", "p99"], Quantity::Measure);
     r.mean_tpot_ms = avg("inter_token_latency");
     r.num_prompts = finished;
+    // The warm-up phase's own figures, when one ran: its successful requests.
+    r.untimed = v.get("warmup_metrics").filter(|w| !w.is_null()).map(|w| {
+        g.count(w, "warmup_metrics", &["request_count", "avg"])
+            .unwrap_or(0)
+    });
     r.implausible = g.into_refused();
     r
 }
@@ -104,6 +109,14 @@ mod tests {
             r.phases[0].start_wall, None,
             "naive local times are not read"
         );
+    }
+
+    #[test]
+    fn the_warm_up_phase_is_counted_apart() {
+        let r = read("aiperf-warmup");
+        assert_eq!((r.completed, r.untimed), (Some(8), Some(3)));
+        assert_eq!(r.total_output_tokens, Some(240), "the measured phase only");
+        assert_eq!(read("aiperf-c8").untimed, None, "no warm-up ran");
     }
 
     #[test]

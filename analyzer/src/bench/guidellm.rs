@@ -3,9 +3,9 @@
 //! counts and unix-second start and end.
 
 use super::gated::{at, Gated};
-use super::{from_phases, BenchResult, Phase};
+use super::{from_phases, BenchResult, Phase, Requests};
 use crate::json::Json;
-use crate::plausible::Quantity;
+use crate::plausible::{self, Implausible, Quantity};
 
 /// A GuideLLM report: a `benchmarks` array whose entries carry `metrics`, or
 /// `metadata.guidellm_version`.
@@ -35,6 +35,11 @@ pub fn read(v: &Json, where_: (&str, Option<usize>)) -> BenchResult {
         .map(|s| format!(" {s}"))
         .unwrap_or_default();
     let mut r = from_phases(format!("GuideLLM{version}"), phases, Vec::new());
+    r.untimed = benchmarks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| untimed(&g, b, &format!("benchmarks[{i}]")))
+        .sum();
     if let [b] = benchmarks {
         // Latency figures of one benchmark; a sweep's percentiles cannot be merged.
         let p = "benchmarks[0]";
@@ -50,9 +55,75 @@ pub fn read(v: &Json, where_: (&str, Option<usize>)) -> BenchResult {
             p,
             &["metrics", "prompt_token_count", "successful", "total_sum"],
         );
+        r.requests = requests(b, where_, p);
     }
     r.implausible = g.into_refused();
     r
+}
+
+/// One benchmark's per-request times (T18), when it kept its request records: those that
+/// finished inside its measured window (GuideLLM's rule: a request finished during its
+/// warm-up or cool-down is left out), in the order they started; times to first token
+/// only for the successful ones.
+fn requests(b: &Json, file: (&str, Option<usize>), p: &str) -> Option<Requests> {
+    let lists = b.get("requests")?;
+    let window = |k: &str| at(b, &["scheduler_metrics", k]).and_then(Json::as_f64);
+    let (from, to) = (window("measure_start_time"), window("measure_end_time"));
+    let mut found: Vec<Implausible> = Vec::new();
+    let mut rows: Vec<(f64, Option<f64>, Option<f64>)> = Vec::new();
+    for kind in ["successful", "errored", "incomplete"] {
+        let Some(list) = lists.get(kind).and_then(Json::as_array) else {
+            continue;
+        };
+        for (i, q) in list.iter().enumerate() {
+            let field = |k: &str| format!("{p}.requests.{kind}[{i}].{k}");
+            let mut gate = |k: &str, q_: Quantity, x: Option<f64>| {
+                plausible::keep(q_, x, file, &field(k), &mut found)
+            };
+            let num = |k: &str| q.get(k).and_then(Json::as_f64);
+            let Some(start) = gate(
+                "request_start_time",
+                Quantity::ClientClock,
+                num("request_start_time"),
+            ) else {
+                continue;
+            };
+            let end = num("request_end_time").unwrap_or(start);
+            if from.is_some_and(|f| end < f) || to.is_some_and(|t| end > t) {
+                continue; // finished in the warm-up or cool-down, outside what was measured
+            }
+            let latency = gate("request_latency", Quantity::Seconds, num("request_latency"));
+            // Gated as the seconds T18 reads.
+            let ttft = match kind {
+                "successful" => gate(
+                    "time_to_first_token_ms/1000",
+                    Quantity::Seconds,
+                    num("time_to_first_token_ms").map(|ms| ms / 1000.0),
+                )
+                .filter(|&s| s > 0.0),
+                _ => None,
+            };
+            rows.push((start, ttft, latency));
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Some(Requests {
+        ttft_s: rows.iter().map(|r| r.1).collect(),
+        start_s: Some(rows.iter().map(|r| Some(r.0)).collect()),
+        latency_s: Some(rows.iter().map(|r| r.2).collect()),
+        implausible: found,
+    })
+}
+
+/// Requests of one benchmark left out of its metrics (its warm-up and cool-down): the
+/// scheduler's successful requests beyond those the metrics count.
+fn untimed(g: &Gated<'_>, b: &Json, p: &str) -> Option<i64> {
+    let made = g.count(b, p, &["scheduler_metrics", "requests_made", "successful"])?;
+    let measured = g.count(b, p, &["metrics", "request_totals", "successful"])?;
+    Some((made - measured).max(0))
 }
 
 /// One benchmark. The strategy says what it asked for: `streams` for a concurrent
@@ -126,6 +197,26 @@ mod tests {
     }
 
     #[test]
+    fn per_request_times_of_the_measured_window() {
+        let q = read("guidellm-concurrent16").requests.unwrap();
+        assert_eq!(q.ttft_s.len(), 48);
+        assert!(q
+            .ttft_s
+            .iter()
+            .all(|t| t.is_some_and(|s| s > 0.0 && s < 1.0)));
+        let starts = q.start_s.as_ref().unwrap();
+        assert!(starts.windows(2).all(|w| w[0] <= w[1]), "in start order");
+        assert!(q.ttft_s.contains(&Some(0.03058481216430664)));
+        assert!(q.implausible.is_empty());
+        let sweep = read("guidellm-concurrent-2-8");
+        assert_eq!(sweep.requests, None, "a sweep's steps are not one run");
+        assert_eq!(read("guidellm-poisson4").requests, None, "records trimmed");
+        // 8 made, the first 4 finished in the warm-up.
+        let q = read("guidellm-warmup").requests.unwrap();
+        assert_eq!(q.ttft_s.len(), 4);
+    }
+
+    #[test]
     fn a_concurrency_sweep_is_read_at_its_highest() {
         let r = read("guidellm-concurrent-2-8");
         assert_eq!(r.phases.len(), 2);
@@ -152,6 +243,15 @@ mod tests {
         assert_eq!((r.max_concurrency, r.request_rate), (None, Some(4.0)));
         assert_eq!(r.phases[0].asked(), "2 requests/s");
         assert_eq!(r.completed, Some(16));
+    }
+
+    #[test]
+    fn warm_up_requests_are_counted_apart() {
+        let r = read("guidellm-warmup");
+        assert_eq!(r.completed, Some(4), "what the metrics measured");
+        assert_eq!(r.untimed, Some(4), "8 made, 4 in the warm-up");
+        assert_eq!(read("guidellm-concurrent16").untimed, Some(0));
+        assert_eq!(read("guidellm-concurrent-2-8").untimed, Some(0));
     }
 
     #[test]

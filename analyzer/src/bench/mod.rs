@@ -4,8 +4,11 @@
 //! `load.log`.
 
 mod aiperf;
+pub mod aiperf_server;
 mod gated;
 mod guidellm;
+
+pub use aiperf_server::AiperfServer;
 
 use crate::input::{decode_strict, InputError};
 use crate::json::{self, Json};
@@ -40,6 +43,10 @@ pub struct BenchResult {
     /// The benchmarks a GuideLLM or AIPerf result holds, in order (a sweep has several);
     /// empty for the other clients' results, which hold one run.
     pub phases: Vec<Phase>,
+    /// Requests the tool completed outside what it measured (GuideLLM's warm-up and
+    /// cool-down, AIPerf's warm-up phase), as its own result counts them; the server
+    /// finished them too (T15). None when the result does not say.
+    pub untimed: Option<i64>,
 }
 
 /// One benchmark of a load tool's result: what it asked for and what it counted.

@@ -28,7 +28,6 @@ fn with_counter(
     witness: Option<&str>,
     pair: &Pair<'_>,
 ) -> CheckResult {
-    let word = engine.eviction_word();
     let base = |status, msg: String| {
         CheckResult::new(1, status, msg)
             .with("engine", engine.key())
@@ -44,14 +43,33 @@ fn with_counter(
             r.evidence = restart.evidence();
             r
         }
-        Ok(None) => base(
+        Ok(n) => from_count(engine, counter, n, "a snapshot"),
+    }
+}
+
+/// T1 from the eviction counter's increase over the run; `None` when `missing_from` (a
+/// snapshot, AIPerf's scrape) lacks the counter.
+pub fn from_count(
+    engine: Engine,
+    counter: &str,
+    n: Option<f64>,
+    missing_from: &str,
+) -> CheckResult {
+    let word = engine.eviction_word();
+    let base = |status, msg: String| {
+        CheckResult::new(1, status, msg)
+            .with("engine", engine.key())
+            .with("series", counter)
+    };
+    match n {
+        None => base(
             Status::Unknown,
             format!(
-                "{counter} is missing from a snapshot, so {word}s during the run cannot be \
-                 ruled out"
+                "{counter} is missing from {missing_from}, so {word}s during the run cannot \
+                 be ruled out"
             ),
         ),
-        Ok(Some(n)) if n > 0.0 => {
+        Some(n) if n > 0.0 => {
             let mut msg = format!("{} during the run", plural(n, word));
             match engine {
                 Engine::Sglang => msg.push_str(
@@ -62,9 +80,7 @@ fn with_counter(
             }
             base(Status::Fail, msg).with("preemptions", n)
         }
-        Ok(Some(_)) => {
-            base(Status::Pass, format!("no {word}s during the run")).with("preemptions", 0)
-        }
+        Some(_) => base(Status::Pass, format!("no {word}s during the run")).with("preemptions", 0),
     }
 }
 

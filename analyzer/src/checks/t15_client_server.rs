@@ -52,33 +52,23 @@ pub fn check(
         }
         Ok(d) => d,
     };
-    compare(
-        Counted { done, tokens },
-        result,
-        result_file,
-        expected_extra,
-        (m.requests_finished, m.generation_tokens),
-    )
+    let missing = format!(
+        "a server counter ({} or {}) is missing from a snapshot",
+        m.requests_finished, m.generation_tokens
+    );
+    compare(done, tokens, missing, result, result_file, expected_extra)
 }
 
-/// What the server side counted between the readings (one server, or the sum over a
-/// fleet's replicas); `None` where a counter was missing.
-#[derive(Debug, Clone, Copy)]
-pub struct Counted {
-    pub done: Option<f64>,
-    pub tokens: Option<f64>,
-}
-
-/// T15's comparison of the load tool's counts with the server's; `counters` names the
-/// two counters read, for the message when one is missing.
+/// The server's finished requests and generated tokens against the load tool's counts;
+/// `missing` is the message when a server count is absent.
 pub fn compare(
-    counted: Counted,
+    done: Option<f64>,
+    tokens: Option<f64>,
+    missing: String,
     result: &BenchResult,
     result_file: &str,
     expected_extra: i64,
-    counters: (&str, &str),
 ) -> CheckResult {
-    let Counted { done, tokens } = counted;
     let mut r = CheckResult::new(15, Status::Unknown, String::new())
         .with("client_completed", result.completed)
         .with("client_failed", result.failed)
@@ -88,10 +78,7 @@ pub fn compare(
         .with("expected_extra_requests", expected_extra)
         .with("result_file", result_file);
     let (Some(done), Some(tokens)) = (done, tokens) else {
-        r.message = format!(
-            "a server counter ({} or {}) is missing from a snapshot",
-            counters.0, counters.1
-        );
+        r.message = missing;
         return r;
     };
     let (Some(completed), Some(client_tokens)) = (result.completed, result.total_output_tokens)

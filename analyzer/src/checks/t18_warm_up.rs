@@ -4,7 +4,8 @@
 //!
 //! The rule (spelled out in `checks/README.md`, T18), from two kinds of evidence:
 //! - **per-request times** from the load tool (`vllm bench serve --save-detailed`:
-//!   `ttfts`, `start_times`, `latencies`). The *first wave* is the requests that started
+//!   `ttfts`, `start_times`, `latencies`; GuideLLM's request records of its measured
+//!   window, `bench/guidellm.rs`). The *first wave* is the requests that started
 //!   before any request finished (without start times: the first *c* requests, *c* the
 //!   concurrency asked for); the *rest* are the later ones. The effect is the median time
 //!   to first token of the first wave over that of the rest. It **warns** when the effect

@@ -60,6 +60,10 @@ pub const BENCH_JSONL: &str = "bench.jsonl";
 pub const GUIDELLM_RESULT: &str = "benchmarks.json";
 /// AIPerf's summary inside its artifact directory (`aiperf profile --artifact-dir`).
 pub const AIPERF_RESULT: &str = "profile_export_aiperf.json";
+/// AIPerf's scrape of the server's `/metrics`, beside its summary.
+pub const AIPERF_SERVER_METRICS: &str = "server_metrics_export.json";
+/// The same under `aiperf profile --profile-export-prefix NAME`: `NAME_server_metrics.json`.
+pub const AIPERF_SERVER_METRICS_PREFIXED: &str = "*_server_metrics.json";
 /// The subfolder of a run folder the recorder gives AIPerf as its artifact directory.
 pub const AIPERF_DIR: &str = "aiperf";
 /// The load command's merged output.

@@ -5,7 +5,7 @@
 use super::align::{sum_running, Aligned};
 use super::replica::ReplicaRun;
 use crate::bench::BenchResult;
-use crate::checks::t15_client_server::{self, Counted};
+use crate::checks::t15_client_server;
 use crate::engine::Engine;
 use crate::num::{shortest, thousands};
 use crate::series::{column, Series};
@@ -238,13 +238,12 @@ pub fn t15(
         .with("unknown", blind.join(", "))
         .with("result_file", result_file);
     }
-    let mut r = t15_client_server::compare(
-        Counted { done, tokens },
-        result,
-        result_file,
-        expected_extra,
-        counters,
+    let missing = format!(
+        "a server counter ({} or {}) is missing from a snapshot",
+        counters.0, counters.1
     );
+    let mut r =
+        t15_client_server::compare(done, tokens, missing, result, result_file, expected_extra);
     r.message = format!("summed over {} replicas: {}", runs.len(), r.message);
     r.set("replicas", runs.len());
     r
