@@ -37,7 +37,7 @@ pub fn Phases(report: Arc<Report>) -> impl IntoView {
                 .map(|id| {
                     let s = p.checks.iter().find(|c| &c.id() == id).map(|c| c.status);
                     view! {
-                        <td data-tripwire=id.clone() data-status=s.map(Status::as_str)>{s.map(icon)}</td>
+                        <td data-tripwire=id.clone() data-status=s.map(|s| s.as_str())>{s.map(icon)}</td>
                     }
                 })
                 .collect_view();
