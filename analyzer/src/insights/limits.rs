@@ -99,10 +99,21 @@ pub fn build(inputs: &LimitInputs<'_>) -> Vec<Limit> {
             ),
             None => "The load sent more requests".to_string(),
         };
-        let mut text = format!(
-            "{open}, but the server ran at most {} at once.",
-            peak.clone().unwrap_or_default()
-        );
+        // A fleet's T8 sums its replicas: say so, with each one's share.
+        let server = match t8
+            .and_then(|c| c.evidence("peak_each"))
+            .and_then(|v| v.as_str())
+        {
+            Some(each) => format!(
+                "the replicas together ran at most {} at once ({each})",
+                peak.clone().unwrap_or_default()
+            ),
+            None => format!(
+                "the server ran at most {} at once",
+                peak.clone().unwrap_or_default()
+            ),
+        };
+        let mut text = format!("{open}, but {server}.");
         if let Some(cap) = inputs.facts.and_then(BootFacts::running_cap_info) {
             let peak_n = t8
                 .and_then(|c| c.evidence("peak_running"))
