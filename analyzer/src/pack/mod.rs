@@ -94,7 +94,12 @@ pub fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
 
 /// Raw deflate at [`LEVEL`].
 pub fn compress(data: &[u8]) -> Vec<u8> {
-    miniz_oxide::deflate::compress_to_vec(data, LEVEL)
+    compress_at(data, LEVEL)
+}
+
+/// Raw deflate at miniz's `level` (0–10), to measure levels against each other.
+pub fn compress_at(data: &[u8], level: u8) -> Vec<u8> {
+    miniz_oxide::deflate::compress_to_vec(data, level)
 }
 
 /// Inflates what [`compress`] wrote, refused past `limit` bytes.
@@ -378,11 +383,17 @@ pub fn decode_any(text: &str) -> Result<Carried, String> {
 
 /// The analyzer's inputs and options from a pack.
 pub fn from_pack(p: &Pack) -> (RunInput, Options) {
+    into_input(p.clone())
+}
+
+/// The analyzer's inputs and options from a pack, its files moved, not copied (a day's
+/// series is tens of MB).
+pub fn into_input(mut p: Pack) -> (RunInput, Options) {
     let mut input = RunInput::default();
-    for f in &p.files {
+    for f in std::mem::take(&mut p.files) {
         let file = InputFile {
-            name: f.name.clone(),
-            bytes: f.bytes.clone(),
+            name: f.name,
+            bytes: f.bytes,
         };
         match f.role.as_str() {
             "boot_log" => input.boot_logs.push(file),
@@ -391,7 +402,7 @@ pub fn from_pack(p: &Pack) -> (RunInput, Options) {
             "series" => input.series = Some(file),
             "bench" => {
                 input.bench = Some(BenchInput {
-                    evidence_path: f.evidence_path.clone().unwrap_or_else(|| f.name.clone()),
+                    evidence_path: f.evidence_path.unwrap_or_else(|| file.name.clone()),
                     file,
                 })
             }
@@ -437,37 +448,43 @@ pub fn from_pack(p: &Pack) -> (RunInput, Options) {
 
 /// A pack of the analyzer's inputs and options.
 pub fn to_pack(input: &RunInput, opts: &Options, generated_ms: Option<f64>) -> Pack {
+    into_pack(input.clone(), opts, generated_ms)
+}
+
+/// A pack of the analyzer's inputs, their files moved, not copied.
+pub fn into_pack(input: RunInput, opts: &Options, generated_ms: Option<f64>) -> Pack {
     let mut files = Vec::new();
-    let mut add = |role: &str, f: &InputFile, evidence_path: Option<String>| {
+    let mut add = |role: &str, f: InputFile, evidence_path: Option<String>| {
         files.push(PackedFile {
             role: role.to_string(),
-            name: f.name.clone(),
-            bytes: f.bytes.clone(),
+            name: f.name,
+            bytes: f.bytes,
             evidence_path,
         })
     };
-    for f in &input.boot_logs {
+    let skipped = input.skipped;
+    for f in input.boot_logs {
         add("boot_log", f, None);
     }
     for (role, f) in [
-        ("before", &input.before),
-        ("after", &input.after),
-        ("series", &input.series),
+        ("before", input.before),
+        ("after", input.after),
+        ("series", input.series),
     ] {
         if let Some(f) = f {
             add(role, f, None);
         }
     }
-    if let Some(b) = &input.bench {
-        add("bench", &b.file, Some(b.evidence_path.clone()));
+    if let Some(b) = input.bench {
+        add("bench", b.file, Some(b.evidence_path));
     }
     for (role, f) in [
-        ("load_log", &input.load_log),
-        ("manifest", &input.manifest),
-        ("gate", &input.gate),
-        ("probe", &input.probe),
-        ("teardown", &input.teardown),
-        ("gpu", &input.gpu),
+        ("load_log", input.load_log),
+        ("manifest", input.manifest),
+        ("gate", input.gate),
+        ("probe", input.probe),
+        ("teardown", input.teardown),
+        ("gpu", input.gpu),
     ] {
         if let Some(f) = f {
             add(role, f, None);
@@ -485,7 +502,7 @@ pub fn to_pack(input: &RunInput, opts: &Options, generated_ms: Option<f64>) -> P
         options.push(("title".to_string(), t.clone()));
     }
     // Entries of the folder left unread, one option each as `[name, reason]`.
-    for s in &input.skipped {
+    for s in &skipped {
         let pair = Json::Arr(vec![
             Json::from(s.name.as_str()),
             Json::from(s.reason.as_str()),
