@@ -366,8 +366,7 @@ pub fn decode(data: &[u8], limit: usize, size_hint: usize) -> Result<Vec<u8>, Co
     }
     let mut cursors = Vec::with_capacity(n_columns);
     for (id, (first, pieces)) in skeletons.iter().enumerate() {
-        for c in *first..first + pieces.len() - 1 {
-            let (mode, mantissa_len, raw_len) = table[c];
+        for &(mode, mantissa_len, raw_len) in &table[*first..first + pieces.len() - 1] {
             let decimals = r.take(per_skeleton[id])?;
             let mantissas = r.take(mantissa_len)?;
             let raws = r.take(raw_len)?;
