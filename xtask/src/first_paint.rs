@@ -52,7 +52,7 @@ pub(crate) fn first_paint(args: &[String]) -> Result<()> {
         ])
         .arg(&dir)
         .arg(samples.to_string()))?;
-    let html = dir.join("report.html");
+    let html = dir.join(analyzer::docs::REPORT);
     let started = std::time::Instant::now();
     let status = Command::new(root().join("target/release/inferlint"))
         .args(["analyze", "--requested", "32", "--html"])
