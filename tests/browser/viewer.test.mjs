@@ -691,7 +691,7 @@ test("a sweep shows one row per phase with its verdicts, and the charts name the
 
 // ---- the 24-hour recording ------------------------------------------------------------------
 
-test("a 24-hour recording: one file under 10 MB that paints quickly", { timeout: 600_000 }, async () => {
+test("a 24-hour recording: one file of at most 3 MB that paints quickly", { timeout: 600_000 }, async () => {
   const dir = path.join(WORK, "long24");
   const gen = spawnSync("cargo", ["run", "--release", "-q", "-p", "viewer", "--example", "long_run", "--", dir], {
     cwd: ROOT,
@@ -705,8 +705,9 @@ test("a 24-hour recording: one file under 10 MB that paints quickly", { timeout:
   try {
     const readyMs = Number(await t.page.getAttribute("html", "data-ready-ms"));
     console.log(`24-hour report: ${(size / 1e6).toFixed(2)} MB; first complete paint ${readyMs} ms after navigation (${Date.now() - t0} ms wall incl. browser start-up of the tab)`);
-    assert.ok(size < 10e6, `${size} bytes`);
-    // The goal is under 3 s; the bound only catches a regression on a busy machine.
+    assert.ok(size <= 3e6, `${size} bytes`);
+    // The goal is 1.5 s (`cargo xtask first-paint` measures it); the bound only catches a
+    // page that never paints.
     assert.ok(readyMs > 0 && readyMs < 10_000, `first complete paint after ${readyMs} ms`);
     await sameAsCommandLine(t.page, report);
     noNetwork(t);

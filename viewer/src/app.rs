@@ -7,7 +7,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::dom::{document, request_ready};
+use crate::dom::{document, mark, request_ready};
 use crate::loading::{self, Loader, Shown};
 use crate::save::capture_template;
 use crate::sections::{CompareView, LoadedView};
@@ -16,6 +16,7 @@ use crate::theme::{theme_signal, ThemeButton};
 
 /// Starts the page: analyzes the embedded run, if any, and mounts the app in `#app`.
 pub fn start() {
+    mark("start");
     // Before the app draws into the page: saving copies the page as it came.
     let template = capture_template();
     let initial = loading::embedded();
@@ -34,6 +35,7 @@ pub fn start() {
         view! { <App template=template initial=one initial_compared=many /> }
     });
     handle.forget();
+    mark("mounted");
     if empty {
         request_ready();
     }

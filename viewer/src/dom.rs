@@ -1,5 +1,6 @@
 //! The browser's window and document, and the marks the page leaves on `<html>` for tests
-//! and timing (`data-state`, `data-ready-ms`).
+//! and timing (`data-state`, `data-ready-ms`, and the `performance` marks of how the
+//! embedded run opened, read by `cargo xtask first-paint`).
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -16,6 +17,13 @@ pub fn document() -> web_sys::Document {
 pub fn set_state(state: &str) {
     if let Some(el) = document().document_element() {
         let _ = el.set_attribute("data-state", state);
+    }
+}
+
+/// Leaves the performance mark `inferlint:{name}` (a step of opening the embedded run).
+pub fn mark(name: &str) {
+    if let Some(p) = window().performance() {
+        let _ = p.mark(&format!("inferlint:{name}"));
     }
 }
 

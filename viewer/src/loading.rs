@@ -12,7 +12,7 @@ use analyzer::page::RUN_ID;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::dom::{document, set_state};
+use crate::dom::{document, mark, set_state};
 use crate::files::{self, Picked};
 use crate::save;
 use crate::state::{analyze_pack, compare_packs, Compared, Loaded};
@@ -30,11 +30,15 @@ pub fn embedded() -> Option<Shown> {
         .and_then(|el| el.text_content())
         .filter(|t| !t.trim().is_empty())?;
     let source = "this file".to_string();
-    Some(match pack::decode_any(&text) {
+    let carried = pack::decode_any(&text);
+    mark("unpacked");
+    let shown = match carried {
         Ok(Carried::One(p)) => Shown::One(analyze_pack(p, source)),
         Ok(Carried::Many(p)) => Shown::Many(compare_packs(p, source)),
         Err(e) => Shown::One(Loaded::unreadable(source, e)),
-    })
+    };
+    mark("analyzed");
+    Some(shown)
 }
 
 /// The concurrency typed into an input: a positive whole number, else none.

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use analyzer::analysis::{Analysis, AnalyzeError};
+use analyzer::analysis::{Analysis, AnalyzeError, Options, RunInput};
 use analyzer::compare::{self, Comparison, Overlay, Run, Tolerance};
 use analyzer::insights::charts::{BarChart, TimeChart};
 use analyzer::pack::{self, Pack, Packs};
@@ -96,22 +96,30 @@ fn local_offset_min() -> i32 {
     -(js_sys::Date::new_0().get_timezone_offset() as i32)
 }
 
-/// Analyzes a pack with the same analyzer as the terminal.
+/// Analyzes a pack with the same analyzer as the terminal. Its files are moved into the
+/// analysis and back, never copied (a day's series is tens of MB).
 pub fn analyze_pack(pack: Pack, source: String) -> Loaded {
-    let result = analysis_of(&pack).map(Shown::new);
+    let generated_ms = pack.generated_ms;
+    let (input, opts) = pack::into_input(pack);
+    let result = analysis_of(&input, opts.clone()).map(Shown::new);
     Loaded {
-        generated_ms: pack.generated_ms,
+        generated_ms,
         source,
         result,
-        pack,
+        pack: pack::into_pack(input, &opts, generated_ms),
     }
 }
 
 /// The pack's analysis, or what the page says when there is none.
-fn analysis_of(pack: &Pack) -> Result<Analysis, String> {
-    let (input, mut opts) = pack::from_pack(pack);
+fn analysis_of_pack(pack: &Pack) -> Result<Analysis, String> {
+    let (input, opts) = pack::from_pack(pack);
+    analysis_of(&input, opts)
+}
+
+/// The inputs' analysis, or what the page says when there is none.
+fn analysis_of(input: &RunInput, mut opts: Options) -> Result<Analysis, String> {
     opts.utc_offset_min = local_offset_min();
-    match analyzer::analyze(&input, &opts) {
+    match analyzer::analyze(input, &opts) {
         Ok(a) => Ok(a),
         Err(AnalyzeError::NothingUsable(errors)) => Err(format!(
             "No usable run file. {}",
@@ -149,7 +157,7 @@ pub fn compare_packs(packs: Packs, source: String) -> Compared {
     let analyses: Vec<(String, Result<Analysis, String>, Pack)> = packs
         .runs
         .iter()
-        .map(|(label, p)| (label.clone(), analysis_of(p), p.clone()))
+        .map(|(label, p)| (label.clone(), analysis_of_pack(p), p.clone()))
         .collect();
     let ok: Vec<Run<'_>> = analyses
         .iter()

@@ -9,6 +9,9 @@
 //!   cargo xtask viewer the browser viewer, built and inlined into one offline page
 //!                      (www/dist/index.html, www/dist/report.html), installing the
 //!                      pinned tools it needs when they are missing
+//!   cargo xtask first-paint [--samples N] [--runs N] [--keep]
+//!                      the one-file report of a 24-hour recording (or N readings):
+//!                      its size and time to first paint in headless Chromium
 //!   cargo xtask real   the real-engine tier: a real vLLM (CPU) installed under
 //!                      target/real when missing, and the recorder's tests against it
 //!                      (`--save` refreshes fixtures/real/)
@@ -27,6 +30,7 @@ use anyhow::{bail, Context, Result};
 mod browser;
 mod checks;
 mod demo;
+mod first_paint;
 mod fleet;
 mod fuzz;
 mod loadtools;
@@ -90,12 +94,16 @@ fn main() -> Result<()> {
         Some("browser-tests") => browser::browser_tests(),
         Some("fuzz") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), false),
         Some("fuzz-campaign") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), true),
+        Some("first-paint") => {
+            first_paint::first_paint(&std::env::args().skip(2).collect::<Vec<_>>())
+        }
         Some("real") => real::real(&std::env::args().skip(2).collect::<Vec<_>>()),
         Some("fleet") => fleet::fleet(&std::env::args().skip(2).collect::<Vec<_>>()),
         Some("loadtools") => loadtools::loadtools(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
             eprintln!(
                 "usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests | real | fleet | loadtools | \
+                 first-paint [--samples N] [--runs N] [--keep] | \
                  fuzz [--seconds N] [TARGET...] | fuzz-campaign [--seconds N] [TARGET...]"
             );
             std::process::exit(2);

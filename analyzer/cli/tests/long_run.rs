@@ -2,7 +2,9 @@
 //! `analyze` writes a results.json of at most 1 MB whose charts keep, of every line, the
 //! exact lowest and highest value and the first and last sample, and say they are reduced;
 //! and it needs at most 1.5 times the folder's size in memory (the series streams into
-//! its rows, never held as text and rows at once).
+//! its rows, never held as text and rows at once), and a report.html of at most 3 MB whose
+//! carried run (`inferlint.pack/2`) gives back the folder's files byte for byte, so the
+//! page's verdicts are the command line's.
 
 #[path = "../benches/long_run.rs"]
 mod long_run;
@@ -15,6 +17,8 @@ use analyzer::compare::find_load_start;
 use analyzer::engine::Engine;
 use analyzer::insights::charts::{self, ChartInputs, TimeChart};
 use analyzer::json::{parse, Json};
+use analyzer::pack;
+use analyzer::page;
 use analyzer::series::Series;
 
 const SAMPLES: usize = 345_600;
@@ -186,10 +190,84 @@ fn analyze_needs_at_most_one_and_a_half_bytes_of_memory_per_byte_of_recording() 
     let (day, day_peak) = analyze_memory("long-run-test-24h-memory", SAMPLES);
     let grown = day_peak.saturating_sub(small_peak) as f64;
     let read = (day - small) as f64;
+    eprintln!(
+        "peak memory grew {:.2} bytes per byte of recording",
+        grown / read
+    );
     assert!(
         grown <= 1.5 * read,
         "peak memory grew {grown} bytes for {read} more bytes of recording ({:.2}x; \
          {small_peak} bytes for the 1-hour folder, {day_peak} for the 24-hour one)",
         grown / read
     );
+}
+
+/// Every verdict of a Report as (id, status, message), sorted.
+fn verdicts(report: &Json) -> Vec<(String, String, String)> {
+    let mut v: Vec<_> = report
+        .get("checks")
+        .and_then(Json::as_array)
+        .expect("checks")
+        .iter()
+        .map(|c| {
+            let s = |k: &str| c.get(k).and_then(Json::as_str).unwrap_or("").to_string();
+            (s("id"), s("status"), s("message"))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_day_long_recording_gives_a_report_html_of_at_most_three_megabytes_carrying_it_whole() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("long-run-test-24h-html");
+    long_run::write(&dir, SAMPLES).expect("write the 24-hour recording");
+    let html = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("long-run-test-24h.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_inferlint"))
+        .args(["analyze", "--requested", "32", "--json", "--html"])
+        .arg(&html)
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let size = std::fs::metadata(&html).unwrap().len();
+    assert!(size <= 3 * MB, "report.html is {size} bytes");
+    let want = verdicts(&parse(std::str::from_utf8(&out.stdout).unwrap()).unwrap());
+    assert!(want.len() >= 7, "{want:?}");
+
+    // The run the page carries (as the command packs it when no viewer is built in).
+    let input = inferlint::disk::load_run_folder(&dir).unwrap();
+    let opts = Options {
+        requested: Some(32),
+        ..Options::default()
+    };
+    let text = std::fs::read_to_string(&html).unwrap();
+    let carried = match page::embedded_run(&text) {
+        Some(run) => run.to_string(),
+        None => pack::encode(&pack::to_pack(&input, &opts, None)),
+    };
+    assert!(
+        carried.contains("\"c\":"),
+        "the series is carried as columns"
+    );
+    let back = pack::decode(&carried).unwrap();
+    let (unpacked, unpacked_opts) = pack::from_pack(&back);
+    let series = |i: &analyzer::analysis::RunInput| i.series.clone().unwrap().bytes.unwrap();
+    assert!(
+        series(&unpacked) == series(&input),
+        "the series came back changed"
+    );
+    assert_eq!(unpacked.before.unwrap().bytes, input.before.unwrap().bytes);
+    // What the page computes from it: the command line's verdicts.
+    let report = analyze(&pack::from_pack(&back).0, &unpacked_opts)
+        .unwrap()
+        .report;
+    let got = verdicts(&parse(&analyzer::json::to_compact(&report)).unwrap());
+    assert_eq!(got, want);
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_file(&html).unwrap();
 }

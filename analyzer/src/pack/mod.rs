@@ -1,6 +1,8 @@
-//! The run carried inside a one-file report (format `inferlint.pack/1`): every input file
+//! The run carried inside a one-file report (format `inferlint.pack/2`): every input file
 //! of the run by role, compressed (raw deflate) and base64-encoded, plus the options the
 //! analysis used, as one JSON object that is safe to place inside a `<script>` element.
+//! The JSON Lines files (the series, the GPU samples) are carried as columns first
+//! (`columns`, key `"c"`): lossless, and about a tenth of their deflated text.
 //!
 //! One module serves both writers and the reader: the `inferlint` command line embeds a
 //! run (`cli/html.rs`), the browser viewer embeds a dropped folder and reads either back,
@@ -10,6 +12,7 @@
 //! {"format": "inferlint.pack/1", "generated_ms": 1764480000000,
 //!  "options": {"requested": "32", "engine": "vllm", "engine_by": "--engine", "title": "…"},
 //!  "files": [{"role": "boot_log", "name": "run/boot.log", "size": 19825, "z": "<base64>"},
+//!            {"role": "series", "name": "run/run.series.jsonl", "size": 77519034, "c": "<base64>"},
 //!            {"role": "bench", "name": "run/bench.json", "evidence_path": "run/bench.json", "z": "…"},
 //!            {"role": "before", "name": "run/before.snapshot.json", "error": "no such file"}]}
 //! ```
@@ -17,20 +20,38 @@
 //! `load_log`, `manifest`, `gate`, `probe`, `teardown`, `gpu`, `aiperf_server`; a fleet's
 //! `fleet`, `replica:<id>:before|after|series` and `router:before|after`.
 //!
+//! Reading never unpacks a file past its role's size limit (`sizes.rs`, as if read from
+//! disk) nor a whole pack past [`MAX_UNPACKED`]: a hostile page cannot make the viewer
+//! allocate more than a folder could. `inferlint.pack/1` pages (every file `"z"`) and the
+//! older `inferlint.run/1` still read.
+//!
 //! A comparison page carries several runs as `inferlint.packs/1` ([`Packs`]): the same
 //! run objects in a `runs` list, each with its column label. [`decode_any`] reads both.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 
+pub mod columns;
+
 use crate::analysis::{BenchInput, InputFile, NamedEngine, Options, RunInput};
 use crate::engine::Engine;
 use crate::json::{self, Json};
+use crate::sizes::Role;
 
 /// The format tag (distinct from the manifest's `inferlint.run/1`).
-pub const FORMAT: &str = "inferlint.pack/1";
+pub const FORMAT: &str = "inferlint.pack/2";
+/// The tag of packs whose every file is deflated text; still read.
+const FORMAT_1: &str = "inferlint.pack/1";
 /// The tag pages made before the pack had its own carry; still read.
 const FORMAT_BEFORE: &str = "inferlint.run/1";
+/// The most bytes one pack unpacks to, all its files together: the largest series a
+/// folder may hold (`sizes::Role::Series`).
+pub const MAX_UNPACKED: u64 = 4 * 1024 * 1024 * 1024;
+/// The deflate level: 9 is miniz's best ordinary level (measured in ARCHITECTURE.md's
+/// pack line against 1 and 6).
+const LEVEL: u8 = 9;
+/// The roles carried as columns: JSON Lines whose lines repeat their keys.
+const COLUMNAR_ROLES: [&str; 2] = ["series", "gpu"];
 
 /// One input file: its role, the name the analysis shows, and its bytes (or why it could
 /// not be read).
@@ -72,14 +93,57 @@ pub fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
         .map_err(|e| format!("not base64: {e}"))
 }
 
-/// Raw deflate at miniz's best ordinary level.
+/// Raw deflate at [`LEVEL`].
 pub fn compress(data: &[u8]) -> Vec<u8> {
-    miniz_oxide::deflate::compress_to_vec(data, 9)
+    compress_at(data, LEVEL)
 }
 
-pub fn decompress(data: &[u8]) -> Result<Vec<u8>, String> {
-    miniz_oxide::inflate::decompress_to_vec(data)
-        .map_err(|e| format!("the embedded file is damaged ({:?})", e.status))
+/// Raw deflate at miniz's `level` (0–10), to measure levels against each other.
+pub fn compress_at(data: &[u8], level: u8) -> Vec<u8> {
+    miniz_oxide::deflate::compress_to_vec(data, level)
+}
+
+/// Inflates what [`compress`] wrote, refused past `limit` bytes.
+pub fn decompress(data: &[u8], limit: usize) -> Result<Vec<u8>, String> {
+    miniz_oxide::inflate::decompress_to_vec_with_limit(data, limit).map_err(|e| match e.status {
+        miniz_oxide::inflate::TINFLStatus::HasMoreOutput => {
+            format!("the embedded file unpacks to more than {limit} bytes")
+        }
+        status => format!("the embedded file is damaged ({status:?})"),
+    })
+}
+
+/// A file as the pack carries it: (key, base64 of the compressed bytes).
+fn carry(role: &str, bytes: &[u8]) -> (&'static str, String) {
+    if COLUMNAR_ROLES.contains(&role) {
+        ("c", base64_encode(&compress(&columns::encode(bytes))))
+    } else {
+        ("z", base64_encode(&compress(bytes)))
+    }
+}
+
+/// The most bytes a carried file of `role` may unpack to: its role's limit on disk.
+fn limit_of(role: &str, name: &str) -> u64 {
+    let role = match role {
+        "series" => Role::Series,
+        "boot_log" | "load_log" => Role::Log,
+        "before" | "after" => Role::Snapshot,
+        "manifest" | "gate" | "probe" | "teardown" => Role::Document,
+        "bench" => Role::LoadResult,
+        _ => Role::of_name(name.rsplit('/').next().unwrap_or(name)),
+    };
+    role.max_bytes()
+}
+
+/// A carried file's bytes (`z`: deflated; `c`: columns, deflated), at most `limit` bytes.
+fn uncarry(key: &str, text: &str, limit: u64, size_hint: usize) -> Result<Vec<u8>, String> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let packed = base64_decode(text)?;
+    let inflated = decompress(&packed, limit)?;
+    if key == "z" {
+        return Ok(inflated);
+    }
+    columns::decode(&inflated, limit, size_hint).map_err(|e| e.to_string())
 }
 
 /// A JSON string literal that is also inert inside `<script>`: `<`, `>` and `&` are
@@ -151,9 +215,8 @@ fn push_run(out: &mut String, p: &Pack) {
         }
         match &f.bytes {
             Ok(b) => {
-                out.push_str(&format!(",\"size\":{},\"z\":\"", b.len()));
-                out.push_str(&base64_encode(&compress(b)));
-                out.push('"');
+                let (key, text) = carry(&f.role, b);
+                out.push_str(&format!(",\"size\":{},\"{key}\":\"{text}\"", b.len()));
             }
             Err(e) => {
                 out.push_str(",\"error\":");
@@ -167,30 +230,52 @@ fn push_run(out: &mut String, p: &Pack) {
 
 /// Reads a pack's JSON text (as `pack::encode` writes it).
 pub fn decode(text: &str) -> Result<Pack, String> {
-    let doc = json::parse(text).map_err(|e| format!("the embedded run is damaged: {e:?}"))?;
-    let format = doc.get("format").and_then(Json::as_str);
-    if format != Some(FORMAT) && format != Some(FORMAT_BEFORE) {
-        return Err(format!("the embedded run is not in the {} format", FORMAT));
-    }
-    Ok(run_of(&doc, doc.get("generated_ms").and_then(Json::as_f64)))
+    one_of(&parse(text)?)
 }
 
-/// A run's options and files from its JSON object.
-fn run_of(doc: &Json, generated_ms: Option<f64>) -> Pack {
+fn parse(text: &str) -> Result<Json, String> {
+    json::parse(text).map_err(|e| format!("the embedded run is damaged: {e:?}"))
+}
+
+/// A single run's pack from its parsed JSON.
+fn one_of(doc: &Json) -> Result<Pack, String> {
+    let format = doc.get("format").and_then(Json::as_str);
+    if ![FORMAT, FORMAT_1, FORMAT_BEFORE].contains(&format.unwrap_or_default()) {
+        return Err(format!("the embedded run is not in the {} format", FORMAT));
+    }
+    let generated_ms = doc.get("generated_ms").and_then(Json::as_f64);
+    let mut budget = MAX_UNPACKED;
+    Ok(run_of(doc, generated_ms, &mut budget))
+}
+
+/// A run's options and files from its JSON object; `budget` is what the page may still
+/// unpack (shared by every run of a comparison).
+fn run_of(doc: &Json, generated_ms: Option<f64>, budget: &mut u64) -> Pack {
     let options = options_of(doc);
     let mut files = Vec::new();
     for f in doc.get("files").and_then(Json::as_array).unwrap_or(&[]) {
         let s = |k: &str| f.get(k).and_then(Json::as_str).map(str::to_string);
         let name = s("name").unwrap_or_default();
-        let bytes = match (s("z"), s("error")) {
-            (Some(z), _) => base64_decode(&z)
-                .and_then(|b| decompress(&b))
-                .map_err(|e| format!("embedded copy unreadable: {e}")),
+        let role = s("role").unwrap_or_default();
+        let carried = ["z", "c"]
+            .into_iter()
+            .find_map(|k| f.get(k).and_then(Json::as_str).map(|t| (k, t)));
+        let bytes = match (carried, s("error")) {
+            (Some((key, text)), _) => {
+                let limit = limit_of(&role, &name).min(*budget);
+                let hint = f.get("size").and_then(Json::as_f64).unwrap_or(0.0) as usize;
+                let bytes = uncarry(key, text, limit, hint)
+                    .map_err(|e| format!("embedded copy unreadable: {e}"));
+                if let Ok(b) = &bytes {
+                    *budget -= b.len() as u64;
+                }
+                bytes
+            }
             (None, Some(e)) => Err(e),
             (None, None) => Err("no content embedded".to_string()),
         };
         files.push(PackedFile {
-            role: s("role").unwrap_or_default(),
+            role,
             name,
             bytes,
             evidence_path: s("evidence_path"),
@@ -274,11 +359,12 @@ pub enum Carried {
 
 /// Reads either form: a single run ([`encode`]) or several ([`encode_many`]).
 pub fn decode_any(text: &str) -> Result<Carried, String> {
-    let doc = json::parse(text).map_err(|e| format!("the embedded run is damaged: {e:?}"))?;
+    let doc = parse(text)?;
     if doc.get("format").and_then(Json::as_str) != Some(FORMAT_MANY) {
-        return decode(text).map(Carried::One);
+        return one_of(&doc).map(Carried::One);
     }
     let generated_ms = doc.get("generated_ms").and_then(Json::as_f64);
+    let mut budget = MAX_UNPACKED;
     let runs = doc
         .get("runs")
         .and_then(Json::as_array)
@@ -286,7 +372,7 @@ pub fn decode_any(text: &str) -> Result<Carried, String> {
         .iter()
         .map(|r| {
             let label = r.get("label").and_then(Json::as_str).unwrap_or("run");
-            (label.to_string(), run_of(r, generated_ms))
+            (label.to_string(), run_of(r, generated_ms, &mut budget))
         })
         .collect();
     Ok(Carried::Many(Packs {
@@ -298,11 +384,17 @@ pub fn decode_any(text: &str) -> Result<Carried, String> {
 
 /// The analyzer's inputs and options from a pack.
 pub fn from_pack(p: &Pack) -> (RunInput, Options) {
+    into_input(p.clone())
+}
+
+/// The analyzer's inputs and options from a pack, its files moved, not copied (a day's
+/// series is tens of MB).
+pub fn into_input(mut p: Pack) -> (RunInput, Options) {
     let mut input = RunInput::default();
-    for f in &p.files {
+    for f in std::mem::take(&mut p.files) {
         let file = InputFile {
-            name: f.name.clone(),
-            bytes: f.bytes.clone(),
+            name: f.name,
+            bytes: f.bytes,
         };
         match f.role.as_str() {
             "boot_log" => input.boot_logs.push(file),
@@ -311,7 +403,7 @@ pub fn from_pack(p: &Pack) -> (RunInput, Options) {
             "series" => input.series = Some(file),
             "bench" => {
                 input.bench = Some(BenchInput {
-                    evidence_path: f.evidence_path.clone().unwrap_or_else(|| f.name.clone()),
+                    evidence_path: f.evidence_path.unwrap_or_else(|| file.name.clone()),
                     file,
                 })
             }
@@ -397,57 +489,63 @@ fn fleet_file(input: &mut RunInput, role: &str, file: InputFile) {
 
 /// A pack of the analyzer's inputs and options.
 pub fn to_pack(input: &RunInput, opts: &Options, generated_ms: Option<f64>) -> Pack {
+    into_pack(input.clone(), opts, generated_ms)
+}
+
+/// A pack of the analyzer's inputs, their files moved, not copied.
+pub fn into_pack(input: RunInput, opts: &Options, generated_ms: Option<f64>) -> Pack {
     let mut files = Vec::new();
-    let mut add = |role: &str, f: &InputFile, evidence_path: Option<String>| {
+    let mut add = |role: &str, f: InputFile, evidence_path: Option<String>| {
         files.push(PackedFile {
             role: role.to_string(),
-            name: f.name.clone(),
-            bytes: f.bytes.clone(),
+            name: f.name,
+            bytes: f.bytes,
             evidence_path,
         })
     };
-    for f in &input.boot_logs {
+    let skipped = input.skipped;
+    for f in input.boot_logs {
         add("boot_log", f, None);
     }
     for (role, f) in [
-        ("before", &input.before),
-        ("after", &input.after),
-        ("series", &input.series),
+        ("before", input.before),
+        ("after", input.after),
+        ("series", input.series),
     ] {
         if let Some(f) = f {
             add(role, f, None);
         }
     }
-    if let Some(b) = &input.bench {
-        add("bench", &b.file, Some(b.evidence_path.clone()));
+    if let Some(b) = input.bench {
+        add("bench", b.file, Some(b.evidence_path));
     }
     for (role, f) in [
-        ("load_log", &input.load_log),
-        ("manifest", &input.manifest),
-        ("gate", &input.gate),
-        ("probe", &input.probe),
-        ("teardown", &input.teardown),
-        ("gpu", &input.gpu),
-        ("fleet", &input.fleet),
-        ("aiperf_server", &input.aiperf_server),
+        ("load_log", input.load_log),
+        ("manifest", input.manifest),
+        ("gate", input.gate),
+        ("probe", input.probe),
+        ("teardown", input.teardown),
+        ("gpu", input.gpu),
+        ("fleet", input.fleet),
+        ("aiperf_server", input.aiperf_server),
     ] {
         if let Some(f) = f {
             add(role, f, None);
         }
     }
-    for r in &input.replicas {
+    for r in input.replicas {
         for (part, f) in [
-            ("before", &r.before),
-            ("after", &r.after),
-            ("series", &r.series),
+            ("before", r.before),
+            ("after", r.after),
+            ("series", r.series),
         ] {
             if let Some(f) = f {
                 add(&format!("replica:{}:{part}", r.id), f, None);
             }
         }
     }
-    if let Some(r) = &input.router {
-        for (part, f) in [("before", &r.before), ("after", &r.after)] {
+    if let Some(r) = input.router {
+        for (part, f) in [("before", r.before), ("after", r.after)] {
             if let Some(f) = f {
                 add(&format!("router:{part}"), f, None);
             }
@@ -465,7 +563,7 @@ pub fn to_pack(input: &RunInput, opts: &Options, generated_ms: Option<f64>) -> P
         options.push(("title".to_string(), t.clone()));
     }
     // Entries of the folder left unread, one option each as `[name, reason]`.
-    for s in &input.skipped {
+    for s in &skipped {
         let pair = Json::Arr(vec![
             Json::from(s.name.as_str()),
             Json::from(s.reason.as_str()),
@@ -501,7 +599,10 @@ mod tests {
         let data = b"vllm:num_requests_running 10\n".repeat(1000);
         let z = compress(&data);
         assert!(z.len() < data.len() / 20);
-        assert_eq!(decompress(&z).unwrap(), data);
+        assert_eq!(decompress(&z, data.len()).unwrap(), data);
+        assert!(decompress(&z, data.len() - 1)
+            .unwrap_err()
+            .contains("more than"));
     }
 
     #[test]

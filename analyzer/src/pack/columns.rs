@@ -1,0 +1,583 @@
+//! The series carried as columns in a one-file report (`inferlint.pack/2`, a file's `"c"`):
+//! a lossless transform of a JSON Lines file that deflate compresses far better than its
+//! text. Decoding gives back the file's exact bytes, so the analyzer reads the carried run
+//! exactly as it read the folder (same rows, same line numbers, same skipped lines).
+//!
+//! Each line is cut into its skeleton (the text around its number values: keys, spaces,
+//! braces) and its number values. Skeletons are kept once in a dictionary and each line
+//! names its own; the values are kept per column (skeleton, value index). A value written
+//! `-?digits[.digits]` that an `i64` mantissa and a decimal count give back exactly is
+//! kept as that count plus the mantissa's difference from its prediction (the previous
+//! value, or the line through the two before: whichever is smaller for the column);
+//! any other value (`-0.0`, leading zeros, more than 18 decimals) is kept as raw text.
+//!
+//! ```text
+//! "ilc1"
+//! skeletons: n, then each: values k, then k+1 pieces (length, bytes)
+//! lines:     n, then each line's skeleton index
+//! columns:   each: prediction (0 previous, 1 linear), mantissa bytes, raw bytes
+//!            then each: its decimal counts (one byte a value, 255 raw), mantissa
+//!            residuals (signed LEB128), raw values (length, bytes)
+//! ```
+//! Every count is unsigned LEB128. The decoder checks every length and count against the
+//! bytes it has and never writes more than the limit it is given.
+
+use std::collections::HashMap;
+
+const MAGIC: &[u8; 4] = b"ilc1";
+/// The decimal count that marks a raw value.
+const RAW: u8 = 0xff;
+/// The most decimals a mantissa keeps (10^18 < 2^63).
+const MAX_DECIMALS: usize = 18;
+const PREVIOUS: u8 = 0;
+const LINEAR: u8 = 1;
+
+/// Why a columnar copy could not be read back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ColumnsError {
+    #[error("not a columnar copy")]
+    NotColumnar,
+    #[error("the columnar copy is damaged ({0})")]
+    Damaged(&'static str),
+    #[error("the columnar copy unpacks to more than {0} bytes")]
+    TooLarge(usize),
+}
+
+/// One column's values while encoding. The residuals are written as the values come,
+/// under both predictions (the smaller is kept at the end), so a long series never holds
+/// its mantissas as 8-byte integers: mostly one byte each instead.
+#[derive(Default)]
+struct Column {
+    decimals: Vec<u8>,
+    previous: Vec<u8>,
+    linear: Vec<u8>,
+    predictor: Predictor,
+    raws: Vec<u8>,
+}
+
+impl Column {
+    fn push_mantissa(&mut self, m: i64) {
+        let p = self.predictor;
+        push_i64(&mut self.previous, m.wrapping_sub(p.next(PREVIOUS)));
+        push_i64(&mut self.linear, m.wrapping_sub(p.next(LINEAR)));
+        self.predictor.push(m);
+    }
+
+    /// The residuals under the prediction that makes them smallest.
+    fn residuals(&self) -> (u8, &[u8]) {
+        if self.linear.len() < self.previous.len() {
+            (LINEAR, &self.linear)
+        } else {
+            (PREVIOUS, &self.previous)
+        }
+    }
+}
+
+/// `text` as columns (not yet compressed).
+pub fn encode(text: &[u8]) -> Vec<u8> {
+    let mut skeletons: HashMap<Vec<u8>, u32> = HashMap::new();
+    // Per skeleton: its first column and its number of values.
+    let mut shapes: Vec<(usize, usize)> = Vec::new();
+    let mut dictionary = Vec::new();
+    let mut columns: Vec<Column> = Vec::new();
+    let mut ids = Vec::new();
+    let mut key = Vec::new();
+    let mut spans = Vec::new();
+    let mut lines = 0u64;
+    for line in text.split(|&b| b == b'\n') {
+        lines += 1;
+        number_spans(line, &mut spans);
+        key.clear();
+        let mut at = 0;
+        for &(start, end) in &spans {
+            push_bytes(&mut key, &line[at..start]);
+            at = end;
+        }
+        push_bytes(&mut key, &line[at..]);
+        let id = match skeletons.get(key.as_slice()) {
+            Some(&id) => id,
+            None => {
+                let id = shapes.len() as u32;
+                push_u64(&mut dictionary, spans.len() as u64);
+                dictionary.extend_from_slice(&key);
+                shapes.push((columns.len(), spans.len()));
+                columns.extend((0..spans.len()).map(|_| Column::default()));
+                skeletons.insert(key.clone(), id);
+                id
+            }
+        };
+        push_u64(&mut ids, u64::from(id));
+        let first = shapes[id as usize].0;
+        for (column, &(start, end)) in columns[first..].iter_mut().zip(&spans) {
+            let value = &line[start..end];
+            match exact(value) {
+                Some((mantissa, decimals)) => {
+                    column.decimals.push(decimals);
+                    column.push_mantissa(mantissa);
+                }
+                None => {
+                    column.decimals.push(RAW);
+                    push_bytes(&mut column.raws, value);
+                }
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(text.len() / 4);
+    out.extend_from_slice(MAGIC);
+    push_u64(&mut out, shapes.len() as u64);
+    out.extend_from_slice(&dictionary);
+    push_u64(&mut out, lines);
+    out.extend_from_slice(&ids);
+    for c in &columns {
+        let (mode, res) = c.residuals();
+        out.push(mode);
+        push_u64(&mut out, res.len() as u64);
+        push_u64(&mut out, c.raws.len() as u64);
+    }
+    for (c, (_, res)) in columns.iter().map(|c| (c, c.residuals())) {
+        out.extend_from_slice(&c.decimals);
+        out.extend_from_slice(res);
+        out.extend_from_slice(&c.raws);
+    }
+    out
+}
+
+/// Where the number values of `line` are: a `-?digits[.digits]` after `:`, ` `, `[` or
+/// `,` (or at the start) and before `,`, `}`, `]`, a space, `\r` (or at the end).
+/// Anything else stays in the skeleton; which spans are chosen only changes the size.
+fn number_spans(line: &[u8], spans: &mut Vec<(usize, usize)>) {
+    spans.clear();
+    let mut i = 0;
+    while i < line.len() {
+        let c = line[i];
+        let after_separator = i == 0 || matches!(line[i - 1], b':' | b' ' | b'[' | b',');
+        if (c.is_ascii_digit() || c == b'-') && after_separator {
+            if let Some(end) = number_end(line, i) {
+                spans.push((i, end));
+                i = end;
+                continue;
+            }
+        }
+        i += 1;
+    }
+}
+
+fn number_end(line: &[u8], start: usize) -> Option<usize> {
+    let digits = |mut j: usize| {
+        while j < line.len() && line[j].is_ascii_digit() {
+            j += 1;
+        }
+        j
+    };
+    let int_start = start + usize::from(line[start] == b'-');
+    let mut end = digits(int_start);
+    if end == int_start {
+        return None;
+    }
+    if line.get(end) == Some(&b'.') {
+        let frac_end = digits(end + 1);
+        if frac_end == end + 1 {
+            return None;
+        }
+        end = frac_end;
+    }
+    match line.get(end) {
+        None | Some(b',' | b'}' | b']' | b' ' | b'\r') => Some(end),
+        _ => None,
+    }
+}
+
+/// A value as (mantissa, decimals) when [`value_text`] writes it back byte for byte.
+fn exact(value: &[u8]) -> Option<(i64, u8)> {
+    let (negative, digits) = match value.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, value),
+    };
+    let (int, frac) = match digits.iter().position(|&b| b == b'.') {
+        Some(dot) => (&digits[..dot], &digits[dot + 1..]),
+        None => (digits, &digits[..0]),
+    };
+    if int.is_empty() || (int.len() > 1 && int[0] == b'0') || frac.len() > MAX_DECIMALS {
+        return None;
+    }
+    let mut m: i64 = 0;
+    for &d in int.iter().chain(frac) {
+        m = m.checked_mul(10)?.checked_add(i64::from(d - b'0'))?;
+    }
+    if negative && m == 0 {
+        return None;
+    }
+    Some((if negative { -m } else { m }, frac.len() as u8))
+}
+
+/// The last two mantissas of a column, and what they predict.
+#[derive(Default, Clone, Copy)]
+struct Predictor {
+    last: i64,
+    before: i64,
+}
+
+impl Predictor {
+    fn next(&self, mode: u8) -> i64 {
+        match mode {
+            LINEAR => self.last.wrapping_add(self.last.wrapping_sub(self.before)),
+            _ => self.last,
+        }
+    }
+
+    fn push(&mut self, m: i64) {
+        self.before = self.last;
+        self.last = m;
+    }
+}
+
+fn push_u64(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+/// Signed LEB128 through the zigzag map (small magnitudes of either sign are short).
+fn push_i64(out: &mut Vec<u8>, v: i64) {
+    push_u64(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+fn push_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    push_u64(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+/// A cursor over bytes that refuses to read past them.
+struct Reader<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn u64(&mut self) -> Result<u64, ColumnsError> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = *self
+                .data
+                .get(self.at)
+                .ok_or(ColumnsError::Damaged("a number runs past the end"))?;
+            self.at += 1;
+            v |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(ColumnsError::Damaged("a number is too long"))
+    }
+
+    fn i64(&mut self) -> Result<i64, ColumnsError> {
+        let z = self.u64()?;
+        Ok(((z >> 1) as i64) ^ -((z & 1) as i64))
+    }
+
+    /// A count that cannot exceed what is left of the data (each counted item takes at
+    /// least `per` bytes).
+    fn count(&mut self, per: usize) -> Result<usize, ColumnsError> {
+        let n = self.u64()?;
+        let left = (self.data.len() - self.at) as u64;
+        if n.saturating_mul(per as u64) > left {
+            return Err(ColumnsError::Damaged("a count is larger than the data"));
+        }
+        Ok(n as usize)
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], ColumnsError> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.data.len())
+            .ok_or(ColumnsError::Damaged("a length runs past the end"))?;
+        let b = &self.data[self.at..end];
+        self.at = end;
+        Ok(b)
+    }
+
+    fn bytes(&mut self) -> Result<&'a [u8], ColumnsError> {
+        let n = self.u64()?;
+        self.take(usize::try_from(n).map_err(|_| ColumnsError::Damaged("a length is too large"))?)
+    }
+}
+
+/// One column while decoding: where its three streams are read from.
+struct Cursor<'a> {
+    mode: u8,
+    decimals: Reader<'a>,
+    mantissas: Reader<'a>,
+    raws: Reader<'a>,
+    predictor: Predictor,
+}
+
+/// True when `data` starts as [`encode`]'s output does.
+pub fn is_columnar(data: &[u8]) -> bool {
+    data.starts_with(MAGIC)
+}
+
+/// The exact bytes [`encode`] was given, refused when they would pass `limit` bytes;
+/// `size_hint` (the size the pack states, itself untrusted) only reserves memory.
+pub fn decode(data: &[u8], limit: usize, size_hint: usize) -> Result<Vec<u8>, ColumnsError> {
+    if !is_columnar(data) {
+        return Err(ColumnsError::NotColumnar);
+    }
+    let mut r = Reader {
+        data,
+        at: MAGIC.len(),
+    };
+    // A skeleton takes at least two bytes (its count and one piece length).
+    let n_skeletons = r.count(2)?;
+    let mut skeletons = Vec::with_capacity(n_skeletons);
+    let mut n_columns = 0usize;
+    for _ in 0..n_skeletons {
+        let values = r.count(1)?;
+        let mut pieces = Vec::with_capacity(values + 1);
+        for _ in 0..=values {
+            pieces.push(r.bytes()?);
+        }
+        skeletons.push((n_columns, pieces));
+        n_columns += values;
+    }
+    let n_lines = r.count(1)?;
+    let ids_at = r.at;
+    let mut per_skeleton = vec![0usize; n_skeletons];
+    for _ in 0..n_lines {
+        let id = r.u64()?;
+        *usize::try_from(id)
+            .ok()
+            .and_then(|i| per_skeleton.get_mut(i))
+            .ok_or(ColumnsError::Damaged("a line names no skeleton"))? += 1;
+    }
+    let mut table = Vec::with_capacity(n_columns.min(data.len()));
+    for _ in 0..n_columns {
+        let mode = *r.take(1)?.first().unwrap_or(&PREVIOUS);
+        if mode != PREVIOUS && mode != LINEAR {
+            return Err(ColumnsError::Damaged("an unknown prediction"));
+        }
+        let mantissa_len = r.count(1)?;
+        let raw_len = r.count(1)?;
+        table.push((mode, mantissa_len, raw_len));
+    }
+    let mut cursors = Vec::with_capacity(n_columns);
+    for (id, (first, pieces)) in skeletons.iter().enumerate() {
+        for &(mode, mantissa_len, raw_len) in &table[*first..first + pieces.len() - 1] {
+            let decimals = r.take(per_skeleton[id])?;
+            let mantissas = r.take(mantissa_len)?;
+            let raws = r.take(raw_len)?;
+            let reader = |data| Reader { data, at: 0 };
+            cursors.push(Cursor {
+                mode,
+                decimals: reader(decimals),
+                mantissas: reader(mantissas),
+                raws: reader(raws),
+                predictor: Predictor::default(),
+            });
+        }
+    }
+    let mut out = Vec::with_capacity(size_hint.min(limit));
+    let mut ids = Reader { data, at: ids_at };
+    let room = |out: &Vec<u8>, more: usize| {
+        if out.len() + more > limit {
+            Err(ColumnsError::TooLarge(limit))
+        } else {
+            Ok(())
+        }
+    };
+    for line in 0..n_lines {
+        if line > 0 {
+            room(&out, 1)?;
+            out.push(b'\n');
+        }
+        let (first, pieces) = &skeletons[ids.u64()? as usize];
+        room(&out, pieces[0].len())?;
+        out.extend_from_slice(pieces[0]);
+        for (cursor, piece) in cursors[*first..].iter_mut().zip(&pieces[1..]) {
+            let decimals = cursor.decimals.take(1)?[0];
+            if decimals == RAW {
+                let raw = cursor.raws.bytes()?;
+                room(&out, raw.len())?;
+                out.extend_from_slice(raw);
+            } else {
+                if usize::from(decimals) > MAX_DECIMALS {
+                    return Err(ColumnsError::Damaged("too many decimals"));
+                }
+                let m = cursor
+                    .predictor
+                    .next(cursor.mode)
+                    .wrapping_add(cursor.mantissas.i64()?);
+                cursor.predictor.push(m);
+                let mut buf = [0u8; 24];
+                let text = value_text(m, decimals, &mut buf);
+                room(&out, text.len())?;
+                out.extend_from_slice(text);
+            }
+            room(&out, piece.len())?;
+            out.extend_from_slice(piece);
+        }
+    }
+    Ok(out)
+}
+
+/// `mantissa / 10^decimals` written with exactly `decimals` decimals, in `buf`.
+fn value_text(mantissa: i64, decimals: u8, buf: &mut [u8; 24]) -> &[u8] {
+    let decimals = usize::from(decimals);
+    let mut at = buf.len();
+    let mut v = mantissa.unsigned_abs();
+    let mut written = 0;
+    // At least one digit before the point.
+    while v > 0 || written <= decimals {
+        if written == decimals && decimals > 0 {
+            at -= 1;
+            buf[at] = b'.';
+        }
+        at -= 1;
+        buf[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        written += 1;
+    }
+    if mantissa < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    &buf[at..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn round_trip(text: &[u8]) {
+        let c = encode(text);
+        assert_eq!(
+            decode(&c, text.len(), text.len()).unwrap(),
+            text,
+            "{}",
+            String::from_utf8_lossy(text)
+        );
+        if !text.is_empty() {
+            assert!(matches!(
+                decode(&c, text.len() - 1, 0),
+                Err(ColumnsError::TooLarge(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn values_written_back_byte_for_byte() {
+        for v in [
+            "0",
+            "0.0",
+            "-0.5",
+            "10",
+            "1790824333.343284",
+            "0.9361702127659575",
+            "-12.000",
+            "9223372036854775807",
+            "0.000000000000000001",
+        ] {
+            let (m, d) = exact(v.as_bytes()).unwrap();
+            let mut buf = [0u8; 24];
+            assert_eq!(value_text(m, d, &mut buf), v.as_bytes());
+        }
+        for v in [
+            "-0",
+            "-0.0",
+            "007",
+            "00.5",
+            "9223372036854775808",
+            "0.1234567890123456789",
+        ] {
+            assert_eq!(exact(v.as_bytes()), None, "{v}");
+        }
+    }
+
+    #[test]
+    fn a_series_round_trips_and_shrinks() {
+        let mut text = String::from(
+            "{\"schema\": \"inferlint.series/1\", \"url\": \"http://127.0.0.1:8000\", \"interval_s\": 0.25}\n",
+        );
+        for i in 0..2000u64 {
+            text.push_str(&format!(
+                "{{\"t_wall\": {:.6}, \"t_mono_ns\": {}, \"running\": {:.1}, \"kv_usage\": {}, \"x\": 1e-05, \"y\": NaN, \"z\": null, \"w\": -0.0}}\n",
+                1_790_000_000.0 + i as f64 * 0.256,
+                1_000_000_000_000 + i * 256_000_123,
+                (i % 7) as f64,
+                (i % 47) as f64 / 47.0,
+            ));
+        }
+        text.push_str("damaged {\"t_wall\": 1,\r\n\u{0}\u{ff} 12 -3 [4,5] \"a 6 b\"");
+        round_trip(text.as_bytes());
+        assert!(encode(text.as_bytes()).len() < text.len() / 3);
+    }
+
+    #[test]
+    fn edge_texts_round_trip() {
+        for t in [
+            "",
+            "\n",
+            "\n\n",
+            "1",
+            "-",
+            "1.",
+            ".5",
+            "1 2 3\n",
+            "{}\r\n{}",
+            "[1,-2,3.25]",
+        ] {
+            round_trip(t.as_bytes());
+        }
+    }
+
+    #[test]
+    fn damaged_copies_are_refused_not_panicked_on() {
+        let c = encode(b"{\"a\": 1, \"b\": 2.5}\n{\"a\": 2, \"b\": 3.5}\n");
+        assert_eq!(decode(b"nope", 100, 0), Err(ColumnsError::NotColumnar));
+        for cut in 4..c.len() {
+            assert!(decode(&c[..cut], 1000, 0).is_err(), "cut at {cut}");
+        }
+        for i in 4..c.len() {
+            for flip in [1u8, 0x80, 0xff] {
+                let mut d = c.clone();
+                d[i] ^= flip;
+                let _ = decode(&d, 1000, 1 << 40);
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_round_trips(text in proptest::collection::vec(
+            prop_oneof![
+                Just(b'\n'), Just(b' '), Just(b','), Just(b':'), Just(b'-'), Just(b'.'),
+                Just(b'0'), Just(b'['), Just(b'}'), b'0'..=b'9', any::<u8>()
+            ],
+            0..300,
+        )) {
+            let c = encode(&text);
+            prop_assert_eq!(decode(&c, text.len(), 0).unwrap(), text);
+        }
+
+        #[test]
+        fn series_lines_round_trip(rows in proptest::collection::vec(
+            (any::<f64>(), any::<i64>(), proptest::option::of(-1e6f64..1e6), 0u8..20),
+            1..60,
+        )) {
+            let mut text = String::new();
+            for (wall, mono, v, d) in rows {
+                let v = v.map_or("null".to_string(), |v| format!("{v:.*}", usize::from(d)));
+                text.push_str(&format!("{{\"t_wall\": {wall}, \"t_mono_ns\": {mono}, \"v\": {v}, \"e\": {wall:e}}}\n"));
+            }
+            let c = encode(text.as_bytes());
+            prop_assert_eq!(decode(&c, text.len(), 0).unwrap(), text.as_bytes());
+        }
+    }
+}
