@@ -23,18 +23,9 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// A fresh copy of a folder under the target dir, so `analyze` may write into it.
+/// A fresh copy of a folder's files, so `analyze` may write into it.
 fn copy_dir(src: &Path, tag: &str) -> PathBuf {
-    let dst = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dst);
-    std::fs::create_dir_all(&dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap().flatten() {
-        if e.file_type().unwrap().is_file() {
-            std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
-        }
-    }
-    dst
+    common::fresh_copy(src, &format!("cli-{tag}"))
 }
 
 fn project_fixture(rel: &str) -> PathBuf {

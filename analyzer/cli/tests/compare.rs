@@ -47,16 +47,7 @@ fn tmp(name: &str) -> PathBuf {
 
 /// A writable copy of a run folder's files.
 fn copy_dir(src: &Path, tag: &str) -> PathBuf {
-    let dst = tmp(tag);
-    let _ = std::fs::remove_dir_all(&dst);
-    std::fs::create_dir_all(&dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap().flatten() {
-        let name = e.file_name();
-        if e.file_type().unwrap().is_file() && name != "results.json" && name != "report.html" {
-            std::fs::copy(e.path(), dst.join(name)).unwrap();
-        }
-    }
-    dst
+    common::fresh_copy(src, &format!("compare-{tag}"))
 }
 
 const LANDING: [&str; 3] = [

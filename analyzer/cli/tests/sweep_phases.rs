@@ -20,16 +20,7 @@ fn fixture(rel: &str) -> PathBuf {
 
 /// A fresh copy of a folder's files, so `analyze` may write into it.
 fn copy_dir(src: &Path, tag: &str) -> PathBuf {
-    let dst = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("sweep-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dst);
-    std::fs::create_dir_all(&dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap().flatten() {
-        if e.file_type().unwrap().is_file() {
-            std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
-        }
-    }
-    dst
+    common::fresh_copy(src, &format!("sweep-{tag}"))
 }
 
 fn analyze(dir: &Path, extra: &[&str]) -> Output {

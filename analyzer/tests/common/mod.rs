@@ -42,3 +42,21 @@ pub fn read(dir: &std::path::Path, rel: &str) -> String {
     String::from_utf8_lossy(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
         .into_owned()
 }
+
+/// A fresh copy of a folder's top-level files under the test crate's temporary folder
+/// (`<tag>-<pid>`), so `analyze` may write into it; what `analyze` wrote into `src`
+/// (results.json, report.html) is left behind.
+pub fn fresh_copy(src: &std::path::Path, tag: &str) -> PathBuf {
+    let dst =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dst);
+    std::fs::create_dir_all(&dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap().flatten() {
+        let name = e.file_name();
+        let written = name == "results.json" || name == "report.html";
+        if e.file_type().unwrap().is_file() && !written {
+            std::fs::copy(e.path(), dst.join(name)).unwrap();
+        }
+    }
+    dst
+}
