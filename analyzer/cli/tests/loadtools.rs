@@ -72,14 +72,7 @@ fn results_json(dir: &Path) -> Json {
 /// The number at a path of a JSON file.
 fn number_at(file: &Path, path: &[&str]) -> f64 {
     let v = json::parse(&std::fs::read_to_string(file).unwrap()).unwrap();
-    let mut node = &v;
-    for k in path {
-        node = match k.parse::<usize>() {
-            Ok(i) => &node.as_array().unwrap()[i],
-            Err(_) => node.get(k).unwrap(),
-        };
-    }
-    node.as_f64().unwrap()
+    common::number_at(&v, path)
 }
 
 #[test]

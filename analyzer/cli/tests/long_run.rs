@@ -81,13 +81,12 @@ fn check_chart(written: &Json, full: &TimeChart) {
     assert_eq!(counted, full.markers.iter().map(|m| m.count).sum::<f64>());
 }
 
-#[test]
-fn a_day_long_recording_gives_a_results_json_of_at_most_one_megabyte() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("long-run-test-24h");
-    long_run::write(&dir, SAMPLES).expect("write the 24-hour recording");
+/// `inferlint analyze --requested 32 --json [extra] DIR`, which must say nothing on stderr.
+fn analyze_quietly(dir: &std::path::Path, extra: &[&std::ffi::OsStr]) -> std::process::Output {
     let out = Command::new(env!("CARGO_BIN_EXE_inferlint"))
         .args(["analyze", "--requested", "32", "--json"])
-        .arg(&dir)
+        .args(extra)
+        .arg(dir)
         .output()
         .unwrap();
     assert!(
@@ -95,6 +94,14 @@ fn a_day_long_recording_gives_a_results_json_of_at_most_one_megabyte() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    out
+}
+
+#[test]
+fn a_day_long_recording_gives_a_results_json_of_at_most_one_megabyte() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("long-run-test-24h");
+    long_run::write(&dir, SAMPLES).expect("write the 24-hour recording");
+    let out = analyze_quietly(&dir, &[]);
     let results = dir.join("results.json");
     let size = std::fs::metadata(&results).unwrap().len();
     assert!(size <= MB, "results.json is {size} bytes");
@@ -223,17 +230,7 @@ fn a_day_long_recording_gives_a_report_html_of_at_most_three_megabytes_carrying_
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("long-run-test-24h-html");
     long_run::write(&dir, SAMPLES).expect("write the 24-hour recording");
     let html = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("long-run-test-24h.html");
-    let out = Command::new(env!("CARGO_BIN_EXE_inferlint"))
-        .args(["analyze", "--requested", "32", "--json", "--html"])
-        .arg(&html)
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = analyze_quietly(&dir, &["--html".as_ref(), html.as_os_str()]);
     let size = std::fs::metadata(&html).unwrap().len();
     assert!(size <= 3 * MB, "report.html is {size} bytes");
     let want = verdicts(&parse(std::str::from_utf8(&out.stdout).unwrap()).unwrap());

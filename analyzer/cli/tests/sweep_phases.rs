@@ -68,14 +68,7 @@ fn check<'a>(phase: &'a Json, id: &str) -> &'a Json {
 }
 
 fn num(v: &Json, path: &[&str]) -> f64 {
-    let mut node = v;
-    for k in path {
-        node = match k.parse::<usize>() {
-            Ok(i) => &node.as_array().unwrap()[i],
-            Err(_) => node.get(k).unwrap(),
-        };
-    }
-    node.as_f64().unwrap()
+    common::number_at(v, path)
 }
 
 #[test]

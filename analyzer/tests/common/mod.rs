@@ -60,3 +60,18 @@ pub fn fresh_copy(src: &std::path::Path, tag: &str) -> PathBuf {
     }
     dst
 }
+
+/// The number at a path of keys and array indexes in a JSON value (a test's lookup: a
+/// missing step fails the test, naming the path).
+pub fn number_at(v: &analyzer::json::Json, path: &[&str]) -> f64 {
+    let mut node = v;
+    for k in path {
+        let next = match k.parse::<usize>() {
+            Ok(i) => node.as_array().and_then(|a| a.get(i)),
+            Err(_) => node.get(k),
+        };
+        node = next.unwrap_or_else(|| panic!("no {path:?} in the JSON"));
+    }
+    node.as_f64()
+        .unwrap_or_else(|| panic!("{path:?} is not a number"))
+}
