@@ -14,7 +14,6 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 
-use crate::tools::output;
 use crate::{cargo, root, run};
 
 /// The router's release on PyPI.
@@ -27,8 +26,7 @@ const STAMP: &str = ".inferlint-fleet";
 const FIXTURE: &str = "fixtures/fleet/tiny-pool";
 
 fn venv() -> PathBuf {
-    let root = std::fs::canonicalize(root()).unwrap_or_else(|_| root());
-    root.join("target/fleet/venv")
+    crate::tools::tier_home("fleet").join("venv")
 }
 
 fn stamp_text() -> String {
@@ -41,10 +39,6 @@ fn installed_router() -> Option<PathBuf> {
     let bin = venv.join("bin/vllm-router");
     let stamp = std::fs::read_to_string(venv.join(STAMP)).ok()?;
     (stamp == stamp_text() && bin.is_file()).then_some(bin)
-}
-
-fn is_root() -> bool {
-    output(Command::new("id").arg("-u")).is_some_and(|u| u.trim() == "0")
 }
 
 /// `vllm-router`, installed into `target/fleet/venv` when missing.
@@ -78,7 +72,7 @@ fn ensure_prometheus() -> Result<PathBuf> {
     if Path::new(PROMETHEUS).is_file() {
         return Ok(PathBuf::from(PROMETHEUS));
     }
-    if !is_root() {
+    if !crate::tools::is_root() {
         bail!("prometheus is missing: install it (apt-get install --no-install-recommends prometheus) or set INFERLINT_PROMETHEUS");
     }
     let started = Instant::now();

@@ -37,8 +37,7 @@ const STAMP: &str = ".inferlint-loadtools";
 
 /// Where the tier keeps its environment and tokenizer.
 fn home() -> PathBuf {
-    let root = std::fs::canonicalize(root()).unwrap_or_else(|_| root());
-    root.join("target/loadtools")
+    crate::tools::tier_home("loadtools")
 }
 
 /// The environment the tier uses, and whether `INFERLINT_LOADTOOLS_VENV` named it.
@@ -102,11 +101,7 @@ fn python() -> Result<PathBuf> {
     if let Some(p) = std::env::var_os("INFERLINT_LOADTOOLS_PYTHON") {
         return Ok(PathBuf::from(p));
     }
-    let version = output(
-        Command::new("python3.11")
-            .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"]),
-    );
-    match version.as_deref().map(str::trim) {
+    match crate::tools::python_version("python3.11").as_deref() {
         Some("3.11") => Ok(PathBuf::from("python3.11")),
         _ => bail!(
             "the load-tools tier needs Python 3.11 (python3.11 on PATH, or \

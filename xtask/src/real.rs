@@ -40,8 +40,7 @@ const STAMP: &str = ".inferlint-real";
 /// Where the tier keeps its environment and models (a plain path: it ends up in the
 /// recorded folders' commands and logs).
 fn home() -> PathBuf {
-    let root = std::fs::canonicalize(root()).unwrap_or_else(|_| root());
-    root.join("target/real")
+    crate::tools::tier_home("real")
 }
 
 /// The environment the tier uses, and whether it was named by `INFERLINT_REAL_VENV`.
@@ -100,11 +99,7 @@ fn python() -> Result<PathBuf> {
         return Ok(PathBuf::from(p));
     }
     for candidate in ["python3.11", "python3"] {
-        let version = output(
-            Command::new(candidate)
-                .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"]),
-        );
-        match version.as_deref().map(str::trim) {
+        match crate::tools::python_version(candidate).as_deref() {
             Some("3.11") => return Ok(PathBuf::from(candidate)),
             Some(v @ ("3.10" | "3.12" | "3.13")) => {
                 eprintln!("== real: using {candidate} ({v}); the pins were made with Python 3.11");

@@ -102,11 +102,28 @@ pub(crate) fn chromium() -> Result<PathBuf> {
             return Ok(PathBuf::from(p));
         }
     }
-    let root_user = output(Command::new("id").arg("-u")).is_some_and(|u| u.trim() == "0");
-    if !root_user {
+    if !is_root() {
         bail!("Chromium is missing: install it (apt-get install chromium) or set CHROMIUM");
     }
     run(Command::new("apt-get").arg("update"))?;
     run(Command::new("apt-get").args(["install", "-y", "chromium"]))?;
     Ok(PathBuf::from("/usr/bin/chromium"))
+}
+
+/// Whether this process runs as root (may install Debian packages).
+pub(crate) fn is_root() -> bool {
+    output(Command::new("id").arg("-u")).is_some_and(|u| u.trim() == "0")
+}
+
+/// Where a heavy tier keeps its environment: `target/<name>` under the project, as a
+/// plain path (it ends up in the recorded folders' commands and logs).
+pub(crate) fn tier_home(name: &str) -> PathBuf {
+    let root = std::fs::canonicalize(root()).unwrap_or_else(|_| root());
+    root.join("target").join(name)
+}
+
+/// A Python's "major.minor", when it runs.
+pub(crate) fn python_version(python: &str) -> Option<String> {
+    output(Command::new(python).args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"]))
+        .map(|v| v.trim().to_string())
 }
