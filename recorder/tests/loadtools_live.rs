@@ -1,10 +1,11 @@
 //! The real GuideLLM (0.8.1) and AIPerf (0.13.0) run unmodified through `record --serve`
 //! against the engine simulator: the recorder recognises them, makes them save their
 //! results into the run folder, and T8 and T15 are decided with counts equal to the
-//! tools' own; a GuideLLM sweep is judged phase by phase. They need a Python environment holding both tools (6.5 GB with GuideLLM's
-//! torch), so they run only where `INFERLINT_LOADTOOLS_VENV` points at one, with a local
-//! tokenizer folder in `INFERLINT_LOADTOOLS_TOKENIZER` (default: `tok` beside the venv);
-//! otherwise each test says why it is skipped. Not part of CI: the install is too heavy.
+//! tools' own; a GuideLLM sweep is judged phase by phase. They need a Python environment
+//! (`INFERLINT_LOADTOOLS_VENV`) and a local tokenizer folder
+//! (`INFERLINT_LOADTOOLS_TOKENIZER`, default: `tok` beside the venv); `cargo xtask test`
+//! provides both, with AIPerf always and GuideLLM (6.5 GB with its torch) when installed.
+//! A test whose tool is not in the environment says why it is skipped.
 
 mod common;
 use common::*;
@@ -16,7 +17,7 @@ use analyzer::json::Json;
 /// The venv and the tokenizer folder, or why the test is skipped.
 fn tools(bin: &str) -> Option<(PathBuf, PathBuf)> {
     let Some(venv) = std::env::var_os("INFERLINT_LOADTOOLS_VENV").map(PathBuf::from) else {
-        eprintln!("skipped: INFERLINT_LOADTOOLS_VENV is not set (a venv with guidellm==0.8.1 and aiperf==0.13.0)");
+        eprintln!("skipped: INFERLINT_LOADTOOLS_VENV is not set (a venv with aiperf==0.13.0, and guidellm==0.8.1 for its tests)");
         return None;
     };
     let tok = std::env::var_os("INFERLINT_LOADTOOLS_TOKENIZER")

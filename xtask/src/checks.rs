@@ -2,7 +2,8 @@
 //! (the shared one and the project's `tests/trials/bad_input.py`), formatting, lints, the
 //! analyzer's wasm build and a short run of every fuzz target; the real-engine tier when
 //! its environment is there (`real.rs`); the fleet tier, its tools installed when missing
-//! (`fleet.rs`).
+//! (`fleet.rs`); the load-tools tier, AIPerf installed when missing and GuideLLM when asked
+//! (`loadtools.rs`).
 
 use std::path::Path;
 use std::process::Command;

@@ -1,18 +1,19 @@
-//! The load-tools tier: the real GuideLLM 0.8.1 and AIPerf 0.13.0 in a virtual
-//! environment under `target/loadtools/`, a word-level tokenizer built locally (no hub),
-//! and the recorder's live load-tool tests (`recorder/tests/loadtools_live.rs`) run with
-//! them against the engine simulator.
+//! The load-tools tier: the real AIPerf 0.13.0 and GuideLLM 0.8.1 in a virtual environment
+//! under `target/loadtools/`, a word-level tokenizer built locally (no hub), and the
+//! recorder's live load-tool tests (`recorder/tests/loadtools_live.rs`) run with them
+//! against the engine simulator.
 //!
-//! `cargo xtask loadtools` installs what is missing and runs the tier; `--install-only`
-//! stops once the environment and the tokenizer are there. `cargo xtask test` (and so
-//! `ci`) runs the tier when the environment is there or `INFERLINT_LOADTOOLS=1` asks for
-//! it (then installing), and says in one line whether it ran or why not.
+//! Two pinned sets, one environment: `xtask/loadtools/aiperf.txt` (AIPerf alone, 1.2 GB)
+//! and `xtask/loadtools/requirements.txt` (both tools: GuideLLM needs torch, whose PyPI
+//! wheels bring CUDA: 6.5 GB in all). The first is a subset of the second at the same
+//! versions, so "all" is the AIPerf set plus what GuideLLM adds.
 //!
-//! Everything is pinned: `xtask/loadtools/requirements.txt` is the `pip freeze` of a
-//! working environment, installed with `--no-deps`. The environment counts as installed
-//! when both tools are there at their pinned versions, so one installed elsewhere may be
-//! linked in as `target/loadtools/venv`. `INFERLINT_LOADTOOLS_VENV` names an environment
-//! used as it is, never changed; the tokenizer is still built under `target/loadtools/tok`.
+//! `cargo xtask test` (and so `ci`) installs the AIPerf set when it is missing and runs the
+//! tier: AIPerf's tests run, GuideLLM's run when the environment holds it (installed with
+//! `INFERLINT_LOADTOOLS=1`), and one line says which ran. `INFERLINT_LOADTOOLS=0` skips the
+//! tier. `cargo xtask loadtools [--all] [--install-only]` does the same by hand.
+//! `INFERLINT_LOADTOOLS_VENV` names an environment used as it is, never changed; the
+//! tokenizer is still built under `target/loadtools/tok`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,11 +30,65 @@ const GUIDELLM: &str = "0.8.1";
 const AIPERF: &str = "0.13.0";
 /// pip, upgraded to this before the pinned install.
 const PIP: &str = "26.3";
-/// The pinned environment and the tokenizer builder, relative to the project root.
-const REQUIREMENTS: &str = "xtask/loadtools/requirements.txt";
+/// The tokenizer builder, relative to the project root.
 const MAKE_TOKENIZER: &str = "xtask/loadtools/make_tokenizer.py";
 /// Written into the environment once an install finished: what was installed.
 const STAMP: &str = ".inferlint-loadtools";
+
+/// What an environment is asked to hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Set {
+    /// AIPerf alone: the default, light enough for every `cargo xtask test`.
+    Aiperf,
+    /// AIPerf and GuideLLM (with torch).
+    All,
+}
+
+impl Set {
+    /// The pinned `pip freeze` of this set, relative to the project root.
+    fn pins(self) -> &'static str {
+        match self {
+            Set::Aiperf => "xtask/loadtools/aiperf.txt",
+            Set::All => "xtask/loadtools/requirements.txt",
+        }
+    }
+
+    fn size(self) -> &'static str {
+        match self {
+            Set::Aiperf => "about 1.2 GB and 4 minutes",
+            Set::All => "about 6.5 GB and 8 minutes",
+        }
+    }
+
+    /// Whether an environment holding `tools` has this set.
+    fn held_by(self, tools: &Tools) -> bool {
+        let aiperf = tools.aiperf.as_deref() == Some(AIPERF);
+        match self {
+            Set::Aiperf => aiperf,
+            Set::All => aiperf && tools.guidellm.as_deref() == Some(GUIDELLM),
+        }
+    }
+}
+
+/// The versions of the tools an environment holds (`None`: not there, or not runnable).
+#[derive(Debug, Default)]
+struct Tools {
+    aiperf: Option<String>,
+    guidellm: Option<String>,
+}
+
+impl Tools {
+    /// "AIPerf 0.13.0 and GuideLLM 0.8.1 ran", for the tier's one line.
+    fn summary(&self) -> String {
+        match &self.guidellm {
+            Some(g) => format!("AIPerf {AIPERF} and GuideLLM {g} ran"),
+            None => format!(
+                "AIPerf {AIPERF} ran; GuideLLM not run: not installed, INFERLINT_LOADTOOLS=1 adds \
+                 it (5.3 GB more, with torch)"
+            ),
+        }
+    }
+}
 
 /// Where the tier keeps its environment and tokenizer.
 fn home() -> PathBuf {
@@ -52,47 +107,47 @@ fn tokenizer() -> PathBuf {
     home().join("tok")
 }
 
-/// The versions of both tools in an environment ("0.8.1 0.13.0"), when it runs.
-fn versions(venv: &Path) -> Option<String> {
+/// The version of one installed distribution, asked of the environment's Python.
+fn version_in(venv: &Path, tool: &str) -> Option<String> {
     let python = venv.join("bin/python");
-    if !python.is_file()
-        || !venv.join("bin/guidellm").is_file()
-        || !venv.join("bin/aiperf").is_file()
-    {
+    if !python.is_file() || !venv.join("bin").join(tool).is_file() {
         return None;
     }
     output(Command::new(python).args([
         "-c",
-        "from importlib.metadata import version as v; print(v('guidellm'), v('aiperf'))",
+        &format!("from importlib.metadata import version; print(version('{tool}'))"),
     ]))
     .map(|s| s.trim().to_string())
 }
 
-/// Both tools at their pins.
-fn pinned() -> String {
-    format!("{GUIDELLM} {AIPERF}")
+fn tools_in(venv: &Path) -> Tools {
+    Tools {
+        aiperf: version_in(venv, "aiperf"),
+        guidellm: version_in(venv, "guidellm"),
+    }
 }
 
-/// The environment the tier can use now, if any. `Err` says why not.
-fn ready_venv() -> std::result::Result<PathBuf, String> {
+/// The environment when it holds `set` at the pins; `Err` says why not.
+fn ready_venv(set: Set) -> std::result::Result<PathBuf, String> {
     let (venv, named) = venv();
-    match versions(&venv) {
-        Some(v) if v == pinned() => Ok(venv),
-        Some(v) => Err(format!(
-            "{} holds guidellm and aiperf {v}, not {}",
-            venv.display(),
-            pinned()
-        )),
-        None if named => Err(format!(
-            "INFERLINT_LOADTOOLS_VENV={} has no guidellm and aiperf",
-            venv.display()
-        )),
-        None => Err(format!(
-            "no environment at {} (`cargo xtask loadtools` installs it: about 6.5 GB and 8 \
-             minutes)",
-            venv.display()
-        )),
+    let tools = tools_in(&venv);
+    if set.held_by(&tools) {
+        return Ok(venv);
     }
+    let held = format!(
+        "aiperf {}, guidellm {}",
+        tools.aiperf.as_deref().unwrap_or("missing"),
+        tools.guidellm.as_deref().unwrap_or("missing")
+    );
+    Err(if named {
+        format!("INFERLINT_LOADTOOLS_VENV={} holds {held}", venv.display())
+    } else {
+        format!(
+            "{} holds {held} (`cargo xtask loadtools` installs it: {})",
+            venv.display(),
+            set.size()
+        )
+    })
 }
 
 /// A Python for the environment: $INFERLINT_LOADTOOLS_PYTHON, else python3.11 (the pins
@@ -110,9 +165,9 @@ fn python() -> Result<PathBuf> {
     }
 }
 
-/// The pip commands of an install into `venv`, in order (each idempotent: a run cut short
-/// starts again where pip finds things missing).
-fn pip_steps(venv: &Path) -> Vec<Command> {
+/// The pip commands of an install of `set` into `venv`, in order (each idempotent: a run
+/// cut short starts again where pip finds things missing).
+fn pip_steps(venv: &Path, set: Set) -> Vec<Command> {
     let pip = || {
         let mut c = Command::new(venv.join("bin/python"));
         c.args(["-m", "pip", "--disable-pip-version-check", "install"]);
@@ -123,30 +178,31 @@ fn pip_steps(venv: &Path) -> Vec<Command> {
     let mut from_pins = pip();
     from_pins
         .args(["--no-deps", "-r"])
-        .arg(root().join(REQUIREMENTS));
+        .arg(root().join(set.pins()));
     vec![upgrade, from_pins]
 }
 
-/// Installs the pinned environment into `venv`.
-fn install(venv: &Path) -> Result<()> {
+/// Installs the pinned `set` into `venv`.
+fn install(venv: &Path, set: Set) -> Result<()> {
     let started = Instant::now();
     eprintln!(
-        "== loadtools: installing guidellm {GUIDELLM} and aiperf {AIPERF} into {}: about 6.5 GB, \
-         several minutes",
-        venv.display()
+        "== loadtools: installing {} into {}: {}",
+        set.pins(),
+        venv.display(),
+        set.size()
     );
     if !venv.join("bin/python").is_file() {
         run(Command::new(python()?).args(["-m", "venv"]).arg(venv))?;
     }
-    for mut step in pip_steps(venv) {
+    for mut step in pip_steps(venv, set) {
         run(&mut step)?;
     }
-    match versions(venv) {
-        Some(v) if v == pinned() => {}
-        other => bail!("the installed tools do not run at their pins: {other:?}"),
+    let tools = tools_in(venv);
+    if !set.held_by(&tools) {
+        bail!("the installed tools do not run at their pins: {tools:?}");
     }
-    let reqs = std::fs::read_to_string(root().join(REQUIREMENTS))
-        .with_context(|| format!("cannot read {REQUIREMENTS}"))?;
+    let reqs = std::fs::read_to_string(root().join(set.pins()))
+        .with_context(|| format!("cannot read {}", set.pins()))?;
     std::fs::write(venv.join(STAMP), format!("pip=={PIP}\n{reqs}"))?;
     eprintln!(
         "== loadtools: installed in {:.0} s; {} on disk",
@@ -171,22 +227,23 @@ fn ensure_tokenizer(venv: &Path) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// The environment, installed when it is missing.
-fn ensure() -> Result<PathBuf> {
-    match ready_venv() {
+/// The environment holding `set`, installed when it is missing.
+fn ensure(set: Set) -> Result<PathBuf> {
+    match ready_venv(set) {
         Ok(v) => Ok(v),
         Err(why) => {
             let (venv, named) = venv();
             if named {
                 bail!("{why}");
             }
-            install(&venv)?;
+            install(&venv, set)?;
             Ok(venv)
         }
     }
 }
 
-/// Runs the tier's tests against the environment.
+/// Runs the tier's tests against the environment; each client's tests run when the
+/// environment holds it and say "skipped" otherwise.
 fn run_tier(venv: &Path) -> Result<()> {
     let tok = ensure_tokenizer(venv)?;
     let started = Instant::now();
@@ -206,38 +263,59 @@ fn run_tier(venv: &Path) -> Result<()> {
         .env("INFERLINT_LOADTOOLS_VENV", venv)
         .env("INFERLINT_LOADTOOLS_TOKENIZER", &tok))?;
     eprintln!(
-        "== load-tools tier: passed in {:.0} s",
-        started.elapsed().as_secs_f64()
+        "== load-tools tier: passed in {:.0} s ({})",
+        started.elapsed().as_secs_f64(),
+        tools_in(venv).summary()
     );
     Ok(())
 }
 
-/// `cargo xtask loadtools [--install-only]`.
+/// `cargo xtask loadtools [--all] [--install-only]`.
 pub(crate) fn loadtools(args: &[String]) -> Result<()> {
-    if let Some(other) = args.iter().find(|a| *a != "--install-only") {
-        bail!("cargo xtask loadtools: unknown option {other} (--install-only)");
+    if let Some(other) = args
+        .iter()
+        .find(|a| *a != "--install-only" && *a != "--all")
+    {
+        bail!("cargo xtask loadtools: unknown option {other} (--all, --install-only)");
     }
-    let venv = ensure()?;
-    if args.is_empty() {
-        run_tier(&venv)
+    let set = if args.iter().any(|a| a == "--all") {
+        Set::All
     } else {
+        Set::Aiperf
+    };
+    let venv = ensure(set)?;
+    if args.iter().any(|a| a == "--install-only") {
         ensure_tokenizer(&venv).map(|_| ())
+    } else {
+        run_tier(&venv)
     }
 }
 
-/// The tier inside `cargo xtask test`: run when the environment is there or
-/// `INFERLINT_LOADTOOLS=1` (installing it), else one line saying why not.
+/// What `INFERLINT_LOADTOOLS` asks of `cargo xtask test`: `0` skips the tier, `1` installs
+/// both tools, anything else (or nothing) the AIPerf set.
+fn asked() -> Option<Set> {
+    match std::env::var("INFERLINT_LOADTOOLS").as_deref() {
+        Ok("0") => None,
+        Ok("1") => Some(Set::All),
+        _ => Some(Set::Aiperf),
+    }
+}
+
+/// The tier inside `cargo xtask test`: installs what is asked when missing and runs, or says
+/// in one line why not.
 pub(crate) fn in_test() -> Result<()> {
-    let asked = std::env::var("INFERLINT_LOADTOOLS").is_ok_and(|v| v == "1");
-    match ready_venv() {
+    let Some(set) = asked() else {
+        eprintln!("== load-tools tier: not run: INFERLINT_LOADTOOLS=0");
+        return Ok(());
+    };
+    // An environment that already holds more than is asked (GuideLLM too) is used whole.
+    match ready_venv(set) {
         Ok(venv) => run_tier(&venv),
-        Err(_) if asked => run_tier(&ensure()?),
-        Err(why) => {
-            eprintln!(
-                "== load-tools tier: not run: {why}; INFERLINT_LOADTOOLS=1 installs and runs it"
-            );
+        Err(why) if venv().1 => {
+            eprintln!("== load-tools tier: not run: {why}");
             Ok(())
         }
+        Err(_) => run_tier(&ensure(set)?),
     }
 }
 
@@ -245,25 +323,51 @@ pub(crate) fn in_test() -> Result<()> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_pins_hold_both_tools_and_no_unpinned_line() {
-        let reqs = std::fs::read_to_string(root().join(REQUIREMENTS)).unwrap();
-        let pins: Vec<&str> = reqs
-            .lines()
+    /// The pinned lines of a set: `name==version`, lower-cased names.
+    fn pins(set: Set) -> Vec<(String, String)> {
+        let text = std::fs::read_to_string(root().join(set.pins())).unwrap();
+        text.lines()
             .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-            .collect();
-        assert!(pins.iter().all(|l| l.contains("==")), "{pins:?}");
-        assert!(pins.contains(&format!("guidellm=={GUIDELLM}").as_str()));
-        assert!(pins.contains(&format!("aiperf=={AIPERF}").as_str()));
-        // The tokenizer builder's imports are pinned too.
-        for p in ["tokenizers==", "transformers==", "Faker=="] {
-            assert!(pins.iter().any(|l| l.starts_with(p)), "{p}");
+            .map(|l| {
+                let (name, version) = l
+                    .split_once("==")
+                    .unwrap_or_else(|| panic!("{}: unpinned line {l:?}", set.pins()));
+                (name.to_lowercase(), version.to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_set_pins_its_tools_and_the_tokenizer_builder() {
+        for (set, tools) in [
+            (Set::Aiperf, vec![("aiperf", AIPERF)]),
+            (Set::All, vec![("aiperf", AIPERF), ("guidellm", GUIDELLM)]),
+        ] {
+            let pins = pins(set);
+            for (tool, version) in tools {
+                assert!(
+                    pins.contains(&(tool.into(), version.into())),
+                    "{set:?} {tool}"
+                );
+            }
+            // The tokenizer builder's imports, so both sets build the same tokenizer.
+            for p in ["tokenizers", "transformers", "faker"] {
+                assert!(pins.iter().any(|(n, _)| n == p), "{set:?} lacks {p}");
+            }
+        }
+        assert!(!pins(Set::Aiperf).iter().any(|(n, _)| n == "torch"));
+    }
+
+    #[test]
+    fn the_aiperf_set_is_a_subset_of_all_at_the_same_versions() {
+        let all = pins(Set::All);
+        for pin in pins(Set::Aiperf) {
+            assert!(all.contains(&pin), "{pin:?} differs from requirements.txt");
         }
     }
 
     #[test]
     fn the_install_is_pip_then_the_pins_without_resolving() {
-        let steps = pip_steps(Path::new("/v"));
         let argv = |c: &Command| {
             std::iter::once(c.get_program())
                 .chain(c.get_args())
@@ -271,15 +375,35 @@ mod tests {
                 .collect::<Vec<_>>()
                 .join(" ")
         };
-        assert_eq!(steps.len(), 2);
-        assert!(argv(&steps[0]).starts_with("/v/bin/python -m pip"));
-        assert!(argv(&steps[0]).ends_with(&format!("install pip=={PIP}")));
-        assert!(argv(&steps[1]).contains("install --no-deps -r"));
-        assert!(argv(&steps[1]).ends_with(REQUIREMENTS));
+        for set in [Set::Aiperf, Set::All] {
+            let steps = pip_steps(Path::new("/v"), set);
+            assert_eq!(steps.len(), 2);
+            assert!(argv(&steps[0]).starts_with("/v/bin/python -m pip"));
+            assert!(argv(&steps[0]).ends_with(&format!("install pip=={PIP}")));
+            assert!(argv(&steps[1]).contains("install --no-deps -r"));
+            assert!(argv(&steps[1]).ends_with(set.pins()));
+        }
     }
 
     #[test]
-    fn an_environment_without_the_tools_is_not_ready() {
-        assert_eq!(versions(Path::new("/nonexistent")), None);
+    fn what_an_environment_holds_decides_the_set() {
+        let none = tools_in(Path::new("/nonexistent"));
+        assert!(!Set::Aiperf.held_by(&none));
+        let aiperf = Tools {
+            aiperf: Some(AIPERF.into()),
+            guidellm: None,
+        };
+        assert!(Set::Aiperf.held_by(&aiperf) && !Set::All.held_by(&aiperf));
+        assert!(aiperf.summary().contains("GuideLLM not run"));
+        let both = Tools {
+            aiperf: Some(AIPERF.into()),
+            guidellm: Some(GUIDELLM.into()),
+        };
+        assert!(Set::All.held_by(&both));
+        let old = Tools {
+            aiperf: Some("0.12.0".into()),
+            guidellm: None,
+        };
+        assert!(!Set::Aiperf.held_by(&old));
     }
 }

@@ -18,9 +18,9 @@
 //!   cargo xtask fleet  the fleet tier: simulated replicas behind vllm-router, read
 //!                      through Debian's Prometheus (installed when missing)
 //!                      (`--save` refreshes fixtures/fleet/tiny-pool/)
-//!   cargo xtask loadtools  the load-tools tier: GuideLLM and AIPerf installed under
-//!                      target/loadtools when missing, and the recorder's live tests
-//!                      with them against the simulator
+//!   cargo xtask loadtools  the load-tools tier: AIPerf (and GuideLLM with `--all`)
+//!                      installed under target/loadtools when missing, and the
+//!                      recorder's live tests with them against the simulator
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
