@@ -97,10 +97,7 @@ fn home() -> PathBuf {
 
 /// The environment the tier uses, and whether `INFERLINT_LOADTOOLS_VENV` named it.
 fn venv() -> (PathBuf, bool) {
-    match std::env::var_os("INFERLINT_LOADTOOLS_VENV") {
-        Some(v) => (PathBuf::from(v), true),
-        None => (home().join("venv"), false),
-    }
+    crate::tools::tier_venv("INFERLINT_LOADTOOLS_VENV", "loadtools")
 }
 
 fn tokenizer() -> PathBuf {
@@ -168,11 +165,7 @@ fn python() -> Result<PathBuf> {
 /// The pip commands of an install of `set` into `venv`, in order (each idempotent: a run
 /// cut short starts again where pip finds things missing).
 fn pip_steps(venv: &Path, set: Set) -> Vec<Command> {
-    let pip = || {
-        let mut c = Command::new(venv.join("bin/python"));
-        c.args(["-m", "pip", "--disable-pip-version-check", "install"]);
-        c
-    };
+    let pip = || crate::tools::pip_install(venv);
     let mut upgrade = pip();
     upgrade.arg(format!("pip=={PIP}"));
     let mut from_pins = pip();

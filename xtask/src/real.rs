@@ -45,10 +45,7 @@ fn home() -> PathBuf {
 
 /// The environment the tier uses, and whether it was named by `INFERLINT_REAL_VENV`.
 fn venv() -> (PathBuf, bool) {
-    match std::env::var_os("INFERLINT_REAL_VENV") {
-        Some(v) => (PathBuf::from(v), true),
-        None => (home().join("venv"), false),
-    }
+    crate::tools::tier_venv("INFERLINT_REAL_VENV", "real")
 }
 
 fn models() -> PathBuf {
@@ -134,11 +131,7 @@ fn install(venv: &Path) -> Result<()> {
     if !venv.join("bin/python").is_file() {
         run(Command::new(python()?).args(["-m", "venv"]).arg(venv))?;
     }
-    let pip = || {
-        let mut c = Command::new(venv.join("bin/python"));
-        c.args(["-m", "pip", "--disable-pip-version-check", "install"]);
-        c
-    };
+    let pip = || crate::tools::pip_install(venv);
     run(pip().arg(format!("pip=={PIP}")))?;
     run(pip()
         .args(["--no-deps", "-r"])

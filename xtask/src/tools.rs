@@ -122,6 +122,23 @@ pub(crate) fn tier_home(name: &str) -> PathBuf {
     root.join("target").join(name)
 }
 
+/// A heavy tier's Python environment: the one `$var` names (used as it is, never changed),
+/// else `target/<name>/venv`; and whether `$var` named it.
+pub(crate) fn tier_venv(var: &str, name: &str) -> (PathBuf, bool) {
+    match std::env::var_os(var) {
+        Some(v) => (PathBuf::from(v), true),
+        None => (tier_home(name).join("venv"), false),
+    }
+}
+
+/// `pip install` with an environment's own Python (quiet about pip's own version); the
+/// caller adds what to install.
+pub(crate) fn pip_install(venv: &Path) -> Command {
+    let mut c = Command::new(venv.join("bin/python"));
+    c.args(["-m", "pip", "--disable-pip-version-check", "install"]);
+    c
+}
+
 /// A Python's "major.minor", when it runs.
 pub(crate) fn python_version(python: &str) -> Option<String> {
     output(Command::new(python).args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"]))
