@@ -54,26 +54,50 @@ impl Run {
         }
     }
 
-    /// The result file the client saved, copied in as `bench.json` or `bench.jsonl`.
+    /// The result file the client saved, copied in as `bench.json` or `bench.jsonl`; of
+    /// several load commands, each one's as `bench-N.json`, listed in its `load.runs` entry.
     fn collect_result(&mut self) {
+        if self.manifest.load.runs.len() > 1 && self.opts.bench_result.is_none() {
+            for i in 0..self.result_plans.len() {
+                let plan = &self.result_plans[i];
+                let found = load::find_result(&plan.file, plan.since);
+                let result = found.and_then(|src| self.bring_in(&src, i));
+                if let Some(run) = self.manifest.load.runs.get_mut(i) {
+                    run.result = result;
+                }
+            }
+            return;
+        }
         let found = match &self.opts.bench_result {
             Some(p) => p.is_file().then(|| p.clone()),
-            None => load::find_result(&self.result_plan, self.load_since),
+            None => self
+                .result_plans
+                .first()
+                .and_then(|p| load::find_result(&p.file, self.load_since)),
         };
-        let Some(src) = found else {
-            return;
-        };
-        match load::bring_in(&src, &self.opts.dir) {
-            Ok(file) => {
-                self.manifest.bench_result = Some(BenchResult {
-                    file,
-                    source: src.display().to_string(),
-                })
+        if let Some(src) = found {
+            self.manifest.bench_result = self.bring_in(&src, usize::MAX);
+        }
+    }
+
+    /// Copies one result in under the names of the `i`th plan (`usize::MAX`: the only one).
+    fn bring_in(&mut self, src: &std::path::Path, i: usize) -> Option<BenchResult> {
+        let names = self
+            .result_plans
+            .get(i)
+            .map_or_else(load::ResultNames::only, |p| p.names.clone());
+        match load::bring_in(src, &self.opts.dir, &names) {
+            Ok(file) => Some(BenchResult {
+                file,
+                source: src.display().to_string(),
+            }),
+            Err(e) => {
+                self.manifest.notes.push(format!(
+                    "cannot copy the result file {}: {e}",
+                    src.display()
+                ));
+                None
             }
-            Err(e) => self.manifest.notes.push(format!(
-                "cannot copy the result file {}: {e}",
-                src.display()
-            )),
         }
     }
 }
