@@ -47,6 +47,10 @@ pub struct RunInput {
     pub after: Option<InputFile>,
     pub series: Option<InputFile>,
     pub bench: Option<BenchInput>,
+    /// When the folder holds several load runs' results (`bench-1.json`, `bench-2.json`,
+    /// … or several `vllm bench serve` results), the ones after `bench`, in order: each
+    /// run is a phase (`bench::runs`).
+    pub bench_more: Vec<BenchInput>,
     pub load_log: Option<InputFile>,
     pub manifest: Option<InputFile>,
     pub gate: Option<InputFile>,

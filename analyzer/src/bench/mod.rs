@@ -7,6 +7,7 @@ mod aiperf;
 pub mod aiperf_server;
 mod gated;
 mod guidellm;
+pub mod runs;
 
 pub use aiperf_server::AiperfServer;
 
@@ -43,6 +44,12 @@ pub struct BenchResult {
     /// The benchmarks a GuideLLM or AIPerf result holds, in order (a sweep has several);
     /// empty for the other clients' results, which hold one run.
     pub phases: Vec<Phase>,
+    /// vLLM's `date` (the run's end, to the second) as unix seconds, read as UTC: the
+    /// run's window when several runs share a folder and no marks say when each ran.
+    pub date_end_wall: Option<f64>,
+    /// The `request_rate` a one-run result names (vLLM's `inf` for "all at once"), kept
+    /// apart from `request_rate`, which T8 reads as a rate-based load.
+    pub named_rate: Option<f64>,
     /// Requests the tool completed outside what it measured (GuideLLM's warm-up and
     /// cool-down, AIPerf's warm-up phase), as its own result counts them; the server
     /// finished them too (T15). None when the result does not say.
@@ -64,6 +71,9 @@ pub struct Phase {
     pub start_wall: Option<f64>,
     pub end_wall: Option<f64>,
     pub duration: Option<f64>,
+    /// How the phase's window was found when not from the tool's own start and end
+    /// (the recorder's marks, a result's `date`); every check of the phase says so.
+    pub timing: Option<String>,
 }
 
 impl Phase {
@@ -224,6 +234,11 @@ impl BenchResult {
             num_prompts: int("num_prompts"),
             backend: v.get("backend").and_then(Json::as_str).map(str::to_string),
             requests: Requests::from_json(v, at),
+            date_end_wall: v
+                .get("date")
+                .and_then(Json::as_str)
+                .and_then(runs::date_as_unix),
+            named_rate: v.get("request_rate").and_then(Json::as_f64),
             implausible: Vec::new(),
             ..BenchResult::default()
         };

@@ -311,7 +311,10 @@ mod tests {
         };
         let back: Manifest = read("manifest.json", &to_bytes(&m)).unwrap();
         assert_eq!(back, m);
-        assert_eq!(back.load.runs[0].result.as_ref().unwrap().file, "bench-1.json");
+        assert_eq!(
+            back.load.runs[0].result.as_ref().unwrap().file,
+            "bench-1.json"
+        );
     }
 
     #[test]
