@@ -117,30 +117,50 @@ fn one_phase(r: &BenchResult) -> Phase {
     }
 }
 
-/// The phase's window: the recorder's marks, else the result's `date` and `duration`.
+/// The phase's window: the recorder's marks of the command, narrowed to the result's own
+/// `date` and `duration` when they lie inside them (the client's start-up and exit are
+/// not the run); else the date and duration alone.
 fn timed(phase: &mut Phase, run: &Run) {
-    if let Some((start, end)) = run.marks {
-        phase.start_wall = Some(start);
-        phase.end_wall = Some(end);
-        phase.timing = Some(format!(
-            "the phase's window is the recorder's marks of its command's start and end \
-             ({} is the command's result)",
-            run.file
-        ));
-        return;
-    }
-    let (Some(end), Some(duration)) = (run.result.date_end_wall, phase.duration) else {
-        return;
-    };
     // `date` is the end to the whole second, truncated: the run ended within the second
     // after it, so the window is widened by that second at both ends.
-    phase.start_wall = Some(end - duration - 1.0);
-    phase.end_wall = Some(end + 1.0);
-    phase.timing = Some(format!(
-        "the phase's window comes from {}'s own `date` (its end, written to the second, \
-         read as UTC) less its `duration`, so it is known to 1 s and widened by 1 s",
-        run.file
-    ));
+    let dated = run
+        .result
+        .date_end_wall
+        .zip(phase.duration)
+        .map(|(end, duration)| (end - duration - 1.0, end + 1.0));
+    let (window, how) = match (run.marks, dated) {
+        (Some((start, end)), Some((d_start, d_end)))
+            if d_start >= start - 1.0 && d_end <= end + 1.0 =>
+        {
+            (
+                (d_start.max(start), d_end.min(end)),
+                format!(
+                    "the recorder's marks of the command that saved {}, narrowed to the result's \
+                 own date and duration, to 1 s",
+                    run.file
+                ),
+            )
+        }
+        (Some(marks), _) => (
+            marks,
+            format!(
+                "the recorder's marks of the start and end of the command that saved {}",
+                run.file
+            ),
+        ),
+        (None, Some(dated)) => (
+            dated,
+            format!(
+                "{}'s own date (its end, written to the second, read as UTC) less its \
+                 duration, so known to 1 s and widened by 1 s",
+                run.file
+            ),
+        ),
+        (None, None) => return,
+    };
+    phase.start_wall = Some(window.0);
+    phase.end_wall = Some(window.1);
+    phase.timing = Some(format!("window: {how}"));
 }
 
 /// Unix seconds of vLLM's `date` (`YYYYMMDD-HHMMSS`, the client's local time, read as

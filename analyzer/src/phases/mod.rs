@@ -95,7 +95,7 @@ fn judge_one(
     let mut checks = checks;
     if let Some(timing) = &phase.timing {
         for c in &mut checks {
-            c.message = format!("{} ({timing})", c.message.trim_end_matches('.'));
+            c.message = format!("{} ({timing})", c.message);
         }
     }
     let status = worst(&checks);
