@@ -127,7 +127,12 @@ pub fn analyze_with_series(
     }
     if !input.bench_more.is_empty() {
         p.bench = input.bench.as_ref().map(|first| {
-            crate::bench::runs::read_all(first, &input.bench_more, p.manifest.as_ref())
+            crate::bench::runs::read_all(
+                first,
+                &input.bench_more,
+                &input.bench_requests,
+                p.manifest.as_ref(),
+            )
         });
     }
     let has_run_files = !input.boot_logs.is_empty()

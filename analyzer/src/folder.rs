@@ -24,6 +24,8 @@ pub struct Discovery {
     /// Several load runs' results the recorder saved (`bench-1.json`, `bench-2.json`, …),
     /// in run order, when there are at least two and no `bench.json`: each is a phase.
     pub bench_runs: Vec<String>,
+    /// Their per-request exports present in the folder (`bench-N.requests.jsonl`).
+    pub bench_requests: Vec<String>,
     pub load_log: Option<String>,
     pub manifest: Option<String>,
     pub gate: Option<String>,
@@ -118,8 +120,14 @@ pub fn discover(names: &[&str]) -> Discovery {
     } else {
         numbered_runs(names)
     };
+    let bench_requests = bench_runs
+        .iter()
+        .filter_map(|n| requests_name(n))
+        .filter(|r| names.contains(&r.as_str()))
+        .collect();
     Discovery {
         bench_runs,
+        bench_requests,
         boot_log: exact_or_first(names, BOOT_LOG, "*boot*.log"),
         before: exact_or_first(names, BEFORE_SNAPSHOT, "*before*.json"),
         after: exact_or_first(names, AFTER_SNAPSHOT, "*after*.json"),
@@ -136,6 +144,15 @@ pub fn discover(names: &[&str]) -> Discovery {
         fleet: exact(names, FLEET),
         aiperf_server,
     }
+}
+
+/// The per-request export of a numbered run's result (`bench-N.json`:
+/// `bench-N.requests.jsonl`).
+pub fn requests_name(result: &str) -> Option<String> {
+    let stem = result
+        .strip_suffix(".json")
+        .or_else(|| result.strip_suffix(".jsonl"))?;
+    Some(format!("{stem}.requests.jsonl"))
 }
 
 /// `bench-N.json` (or `.jsonl`) names, by N; none unless there are two or more.
@@ -234,6 +251,11 @@ pub fn load(
         before: file(&found.before),
         after: file(&found.after),
         series: file(&found.series),
+        bench_requests: found
+            .bench_requests
+            .iter()
+            .filter_map(|n| file(&Some(n.clone())))
+            .collect(),
         bench,
         bench_more,
         load_log: file(&found.load_log),

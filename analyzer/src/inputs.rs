@@ -51,6 +51,9 @@ pub struct RunInput {
     /// … or several `vllm bench serve` results), the ones after `bench`, in order: each
     /// run is a phase (`bench::runs`).
     pub bench_more: Vec<BenchInput>,
+    /// Per-request exports beside those results (`bench-N.requests.jsonl`, a copy of
+    /// AIPerf's `profile_export.jsonl` for step N), by file name: a step's window and T18.
+    pub bench_requests: Vec<InputFile>,
     pub load_log: Option<InputFile>,
     pub manifest: Option<InputFile>,
     pub gate: Option<InputFile>,

@@ -297,6 +297,33 @@ pub fn find_result(result: &ResultFile, since: SystemTime) -> Option<PathBuf> {
     }
 }
 
+/// AIPerf's per-request export beside its summary (`profile_export.jsonl`).
+pub const AIPERF_REQUESTS: &str = "profile_export.jsonl";
+
+/// The steps of an AIPerf sweep (`--concurrency 2,16`): AIPerf writes no summary at
+/// `expected` then, but one artifact folder per step beside it (`concurrency_2/`,
+/// `concurrency_16/`), each with its own summary. Their summaries, in the order the steps
+/// ran (by when each summary was written); none when `expected` is there.
+pub fn aiperf_steps(expected: &Path) -> Vec<PathBuf> {
+    if expected.is_file() {
+        return Vec::new();
+    }
+    let (Some(dir), Some(name)) = (expected.parent(), expected.file_name()) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut steps: Vec<(SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path().join(name))
+        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+        .collect();
+    steps.sort();
+    steps.into_iter().map(|(_, p)| p).collect()
+}
+
 /// Copies a result found outside the folder (or under another name) in as `names.json`
 /// (one JSON document) or `names.jsonl` (JSON lines). Returns the name in the folder.
 pub fn bring_in(found: &Path, dir: &Path, names: &ResultNames) -> std::io::Result<String> {
@@ -523,6 +550,30 @@ mod tests {
         let g = v("aiperf profile --concurrency 8");
         let p = plan_named(&g, client_of(&g), "run", &ResultNames::nth(1));
         assert_eq!(p.appended, v("--artifact-dir run/aiperf-1"));
+    }
+
+    #[test]
+    fn an_aiperf_sweep_has_one_summary_per_step_in_the_order_they_ran() {
+        let dir = std::env::temp_dir().join(format!("aiperf-steps-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let expected = dir.join(docs::AIPERF_RESULT);
+        for step in ["concurrency_2", "concurrency_16", "logs"] {
+            std::fs::create_dir_all(dir.join(step)).unwrap();
+        }
+        for step in ["concurrency_2", "concurrency_16"] {
+            std::fs::write(dir.join(step).join(docs::AIPERF_RESULT), "{}").unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(
+            aiperf_steps(&expected),
+            [
+                dir.join("concurrency_2").join(docs::AIPERF_RESULT),
+                dir.join("concurrency_16").join(docs::AIPERF_RESULT)
+            ]
+        );
+        std::fs::write(&expected, "{}").unwrap();
+        assert!(aiperf_steps(&expected).is_empty(), "a single run's summary");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -317,3 +317,88 @@ fn a_damaged_run_result_is_named_and_never_left_out() {
     assert!(!out.contains("Phases ("), "{out}");
     assert_ne!(o.status.code(), Some(0));
 }
+
+const AIPERF_SWEEP: &str = "recorded/aiperf-sweep-2-16";
+
+#[test]
+fn an_aiperf_concurrency_list_is_phases_cut_by_its_per_request_export() {
+    let dir = copy_dir(&fixture(AIPERF_SWEEP), "aiperf-sweep");
+    let o = analyze(&dir, &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "the worst phase failed\n{out}");
+    assert_eq!(
+        table(&out),
+        [
+            "Phases (2 of the load tool's sweep, each judged on its own window):",
+            "   #  load                           T1  T8  T9  T10 T15   worst",
+            "   1  asked for 2 at once  / ran 2   ✔   ✔   ▲   ✔   ✔     WARN",
+            "   2  asked for 16 at once / ran 10  ✔   ✖   ▲   ✔   ✔     TRIPWIRE-FAILED",
+        ],
+        "{out}"
+    );
+    let r = results_json(&dir);
+    let p = phases(&r);
+    for (i, phase) in p.iter().enumerate() {
+        let n = i + 1;
+        // T15 reads that step's own summary.
+        let own =
+            json::parse(&std::fs::read_to_string(dir.join(format!("bench-{n}.json"))).unwrap())
+                .unwrap();
+        let t15 = check(phase, "T15");
+        assert_eq!(str_at(t15, "status"), "pass");
+        assert_eq!(
+            num(t15, &["evidence", "client_output_tokens"]),
+            num(&own, &["total_output_tokens", "avg"])
+        );
+        // The window is the step's requests, from its per-request export.
+        let records =
+            std::fs::read_to_string(dir.join(format!("bench-{n}.requests.jsonl"))).unwrap();
+        let first_start = records
+            .lines()
+            .map(|l| num(&json::parse(l).unwrap(), &["metadata", "request_start_ns"]))
+            .fold(f64::INFINITY, f64::min);
+        let series = std::fs::read_to_string(dir.join("run.series.jsonl")).unwrap();
+        let t0 = num(
+            &json::parse(series.lines().nth(1).unwrap()).unwrap(),
+            &["t_wall"],
+        );
+        assert!((num(phase, &["start_s"]) - (first_start / 1e9 - t0)).abs() < 1e-3);
+        assert!(
+            str_at(check(phase, "T8"), "message").contains(&format!("in bench-{n}.requests.jsonl"))
+        );
+    }
+    assert_eq!(str_at(check(&p[1], "T8"), "status"), "fail");
+    // T18 compares the first step's first requests (2 at once) with the rest of that step.
+    let t18 = r
+        .get("checks")
+        .and_then(Json::as_array)
+        .unwrap()
+        .iter()
+        .find(|c| str_at(c, "id") == "T18")
+        .unwrap();
+    assert_eq!(str_at(t18, "status"), "pass");
+    assert_eq!(num(t18, &["evidence", "first_requests"]), 2.0);
+    assert_eq!(num(t18, &["evidence", "later_requests"]), 22.0);
+}
+
+#[test]
+fn an_aiperf_step_without_its_export_cannot_be_placed() {
+    let dir = copy_dir(&fixture(AIPERF_SWEEP), "aiperf-no-export");
+    std::fs::remove_file(dir.join("bench-2.requests.jsonl")).unwrap();
+    analyze(&dir, &[]);
+    let r = results_json(&dir);
+    let p = phases(&r);
+    assert_eq!(str_at(check(&p[0], "T8"), "status"), "pass");
+    assert!(verdicts(&p[1]).iter().all(|(_, s)| s == "unknown"));
+    assert!(str_at(check(&p[1], "T8"), "message").contains("no start and end time"));
+    // A damaged export is an input error naming its file and line, never a silent phase.
+    let dir = copy_dir(&fixture(AIPERF_SWEEP), "aiperf-bad-export");
+    std::fs::write(
+        dir.join("bench-1.requests.jsonl"),
+        "{\"metadata\": {}}\nnot json\n",
+    )
+    .unwrap();
+    let o = analyze(&dir, &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("bench-1.requests.jsonl:2"), "{out}");
+}

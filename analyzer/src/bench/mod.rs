@@ -4,6 +4,7 @@
 //! `load.log`.
 
 mod aiperf;
+pub mod aiperf_records;
 pub mod aiperf_server;
 mod gated;
 mod guidellm;

@@ -4,27 +4,41 @@
 //! them, else the result's own `date` (vLLM writes it at the run's end, to the second) less
 //! its `duration`.
 
+use super::aiperf_records::{self, Records};
 use super::{from_phases, BenchResult, Phase};
 use crate::input::InputError;
-use crate::inputs::BenchInput;
+use crate::inputs::{BenchInput, InputFile};
 use crate::manifest::Manifest;
 
 /// Reads every run's result (`first`, then `more`, in the folder's order) and combines
-/// them, each timed by the manifest's marks for its file when the manifest lists it. The
-/// first unreadable result is the error: a phase cannot be left out silently.
+/// them, each timed by the manifest's marks for its file when the manifest lists it, and
+/// by its per-request export (`bench-N.requests.jsonl`) when there is one. The first
+/// unreadable file is the error: a phase cannot be left out silently.
 pub fn read_all(
     first: &BenchInput,
     more: &[BenchInput],
+    requests: &[InputFile],
     manifest: Option<&Manifest>,
 ) -> Result<BenchResult, InputError> {
     let mut runs = Vec::new();
     for b in std::iter::once(first).chain(more) {
         let name = &b.file.name;
-        let result = b
+        let mut result = b
             .file
             .bytes()
             .and_then(|bytes| BenchResult::read(name, bytes))?;
         let base = name.rsplit('/').next().unwrap_or(name);
+        let export = crate::folder::requests_name(base).and_then(|r| {
+            requests
+                .iter()
+                .find(|f| f.name.rsplit('/').next() == Some(r.as_str()))
+        });
+        if let Some(f) = export {
+            let records = f
+                .bytes()
+                .and_then(|bytes| aiperf_records::read(&f.name, bytes))?;
+            with_records(&mut result, records, &f.name);
+        }
         let marks = manifest.and_then(|m| {
             let run = m
                 .load_runs
@@ -50,6 +64,26 @@ pub struct Run {
     /// The recorder's marks of the command's start and end (unix seconds, the series'
     /// clock), when it ran under the recorder.
     pub marks: Option<(f64, f64)>,
+}
+
+/// A step's per-request export: its window when the result has none (AIPerf's summary),
+/// and its per-request times when the result has none (T18).
+fn with_records(result: &mut BenchResult, records: Records, file: &str) {
+    if let [phase] = result.phases.as_mut_slice() {
+        if phase.start_wall.is_none() || phase.end_wall.is_none() {
+            if let (Some(s), Some(e)) = (records.start_wall, records.end_wall) {
+                phase.start_wall = Some(s);
+                phase.end_wall = Some(e);
+                let short = file.rsplit('/').next().unwrap_or(file);
+                phase.timing = Some(format!(
+                    "window: the first request's start to the last one's end in {short}"
+                ));
+            }
+        }
+    }
+    if result.requests.is_none() {
+        result.requests = Some(records.requests);
+    }
 }
 
 /// One result holding every run as a phase. A result that is itself a sweep keeps its

@@ -239,6 +239,12 @@ pub struct Manifest {
     pub load: Load,
     pub requested: Requested,
     pub bench_result: Option<BenchResult>,
+    /// The steps of a sweep whose tool writes one result per step (AIPerf's
+    /// `--concurrency 2,16`: `concurrency_2/`, `concurrency_16/`), copied in as
+    /// `bench-1.json`, `bench-2.json`, … in the order they ran, each with its per-request
+    /// export as `bench-N.requests.jsonl`. Left out when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bench_steps: Vec<BenchResult>,
     pub boot_log: Option<BootLog>,
     pub title: Option<String>,
     pub notes: Vec<String>,

@@ -17,7 +17,8 @@
 //!            {"role": "before", "name": "run/before.snapshot.json", "error": "no such file"}]}
 //! ```
 //! Roles: `boot_log` (repeated, in order), `before`, `after`, `series`, `bench`,
-//! `bench_more` (repeated, in order: the further runs' results), `load_log`, `manifest`, `gate`, `probe`, `teardown`, `gpu`, `aiperf_server`; a fleet's
+//! `bench_more` (repeated, in order: the further runs' results), `bench_requests`
+//! (repeated: their per-request exports), `load_log`, `manifest`, `gate`, `probe`, `teardown`, `gpu`, `aiperf_server`; a fleet's
 //! `fleet`, `replica:<id>:before|after|series` and `router:before|after`.
 //!
 //! Reading never unpacks a file past its role's size limit (`sizes.rs`, as if read from
@@ -129,7 +130,7 @@ fn limit_of(role: &str, name: &str) -> u64 {
         "boot_log" | "load_log" => Role::Log,
         "before" | "after" => Role::Snapshot,
         "manifest" | "gate" | "probe" | "teardown" => Role::Document,
-        "bench" | "bench_more" => Role::LoadResult,
+        "bench" | "bench_more" | "bench_requests" => Role::LoadResult,
         _ => Role::of_name(name.rsplit('/').next().unwrap_or(name)),
     };
     role.max_bytes()
@@ -411,6 +412,7 @@ pub fn into_input(mut p: Pack) -> (RunInput, Options) {
                 evidence_path: f.evidence_path.unwrap_or_else(|| file.name.clone()),
                 file,
             }),
+            "bench_requests" => input.bench_requests.push(file),
             "load_log" => input.load_log = Some(file),
             "manifest" => input.manifest = Some(file),
             "gate" => input.gate = Some(file),
@@ -525,6 +527,9 @@ pub fn into_pack(input: RunInput, opts: &Options, generated_ms: Option<f64>) -> 
     }
     for b in input.bench_more {
         add("bench_more", b.file, Some(b.evidence_path));
+    }
+    for f in input.bench_requests {
+        add("bench_requests", f, None);
     }
     for (role, f) in [
         ("load_log", input.load_log),

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use analyzer::docs::manifest::BenchResult;
+use analyzer::docs::manifest::{BenchResult, Client};
 
 use super::{Run, Stop};
 use crate::load;
@@ -77,6 +77,48 @@ impl Run {
         };
         if let Some(src) = found {
             self.manifest.bench_result = self.bring_in(&src, usize::MAX);
+            return;
+        }
+        if let (Some(load::ResultFile::Exact(expected)), Some(Client::Aiperf)) = (
+            self.result_plans.first().map(|p| &p.file),
+            self.manifest.load.client,
+        ) {
+            let steps = load::aiperf_steps(&expected.clone());
+            self.bring_in_steps(&steps);
+        }
+    }
+
+    /// A sweep's step summaries as `bench-N.json`, each with its per-request export as
+    /// `bench-N.requests.jsonl` (T18, and the step's window: AIPerf's summary has none).
+    fn bring_in_steps(&mut self, steps: &[std::path::PathBuf]) {
+        for (i, src) in steps.iter().enumerate() {
+            let names = load::ResultNames::nth(i + 1);
+            match load::bring_in(src, &self.opts.dir, &names) {
+                Ok(file) => self.manifest.bench_steps.push(BenchResult {
+                    file,
+                    source: src.display().to_string(),
+                }),
+                Err(e) => {
+                    self.manifest.notes.push(format!(
+                        "cannot copy the result file {}: {e}",
+                        src.display()
+                    ));
+                    continue;
+                }
+            }
+            let requests = src.with_file_name(load::AIPERF_REQUESTS);
+            let to = self
+                .opts
+                .dir
+                .join(format!("bench-{}.requests.jsonl", i + 1));
+            if requests.is_file() {
+                if let Err(e) = std::fs::copy(&requests, &to) {
+                    self.manifest.notes.push(format!(
+                        "cannot copy the per-request export {}: {e}",
+                        requests.display()
+                    ));
+                }
+            }
         }
     }
 
