@@ -325,11 +325,12 @@ fn from_phases(tool: String, phases: Vec<Phase>, implausible: Vec<Implausible>) 
     }
 }
 
-/// Requests the client sent but left out of its result (formats.md §6.4): 1 for an
-/// initial test run, plus N from the first "Warming up with N requests" and from the
-/// first "Warmup completed with N sequences".
+/// Requests the client sent but left out of its result (formats.md §6.4): 1 for each
+/// initial test run (one per `vllm bench serve` of several load commands), plus N from the
+/// first "Warming up with N requests" and from the first "Warmup completed with N
+/// sequences".
 pub fn untimed_requests(load_log: &str) -> i64 {
-    let mut n = i64::from(load_log.contains("Initial test run completed."));
+    let mut n = load_log.matches("Initial test run completed.").count() as i64;
     n += first_count(load_log, "Warming up with ", " requests");
     n += first_count(load_log, "Warmup completed with ", " sequences");
     n
@@ -455,6 +456,11 @@ mod tests {
             4
         );
         assert_eq!(untimed_requests("Warmup completed with 1 sequences."), 1);
+        assert_eq!(
+            untimed_requests("Initial test run completed.\n…\nInitial test run completed."),
+            2,
+            "two runs, two test requests"
+        );
         assert_eq!(untimed_requests("nothing"), 0);
         assert!(client_warm_up("Warming up with 32 requests..."));
         assert!(!client_warm_up("Initial test run completed."));
