@@ -128,8 +128,7 @@ pub fn combine(mut runs: Vec<Run>) -> BenchResult {
     out.untimed = untimed;
     out.requests = first.and_then(|r| r.requests.clone());
     out.backend = first.and_then(|r| r.backend.clone());
-    let sum = |f: fn(&BenchResult) -> Option<i64>| runs.iter().map(|r| f(&r.result)).sum();
-    out.total_input_tokens = sum(|r| r.total_input_tokens);
+    out.total_input_tokens = runs.iter().map(|r| r.result.total_input_tokens).sum();
     out
 }
 
