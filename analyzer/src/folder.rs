@@ -338,6 +338,72 @@ mod tests {
     }
 
     #[test]
+    fn numbered_results_are_runs_in_order_with_their_exports() {
+        let d = discover(&[
+            "bench-10.json",
+            "bench-2.json",
+            "bench-1.json",
+            "bench-1.requests.jsonl",
+            "bench-x.json",
+            "manifest.json",
+        ]);
+        assert_eq!(
+            d.bench_runs,
+            ["bench-1.json", "bench-2.json", "bench-10.json"]
+        );
+        assert_eq!(d.bench_requests, ["bench-1.requests.jsonl"]);
+        // One numbered result is a result alone; `bench.json` wins over numbered ones.
+        assert!(discover(&["bench-1.json"]).bench_runs.is_empty());
+        assert!(discover(&["bench.json", "bench-1.json", "bench-2.json"])
+            .bench_runs
+            .is_empty());
+    }
+
+    #[test]
+    fn several_vllm_results_with_dates_are_runs_and_others_stay_alone() {
+        let vllm = |c: u32, date: &str| {
+            format!(
+                r#"{{"date": "{date}", "completed": 4, "total_output_tokens": 64, "max_concurrency": {c}}}"#
+            )
+        };
+        let files = [
+            ("a.json", vllm(2, "20261130-203839")),
+            ("b.json", vllm(16, "20261130-203939")),
+            ("notes.json", "{}".to_string()),
+        ];
+        let load_with = |files: &[(&str, String)]| {
+            let names: Vec<&str> = files.iter().map(|(n, _)| *n).collect();
+            let read = |n: &str| {
+                Ok(files
+                    .iter()
+                    .find(|(k, _)| *k == n)
+                    .map(|(_, t)| t.as_bytes().to_vec())
+                    .unwrap())
+            };
+            load("run", &names, &read)
+        };
+        let input = load_with(&files);
+        assert_eq!(input.bench.as_ref().unwrap().file.name, "run/a.json");
+        let more: Vec<&str> = input
+            .bench_more
+            .iter()
+            .map(|b| b.file.name.as_str())
+            .collect();
+        assert_eq!(more, ["run/b.json"]);
+        // Without a date (or with one result) the first usable result is the result alone.
+        let undated = [
+            (
+                "a.json",
+                r#"{"completed": 4, "total_output_tokens": 64}"#.to_string(),
+            ),
+            ("b.json", vllm(16, "20261130-203939")),
+        ];
+        let input = load_with(&undated);
+        assert_eq!(input.bench.as_ref().unwrap().file.name, "run/a.json");
+        assert!(input.bench_more.is_empty());
+    }
+
+    #[test]
     fn an_aiperf_artifact_directory() {
         let d = discover(&[
             ".aiperf_results_ready.json",
