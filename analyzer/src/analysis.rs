@@ -125,6 +125,16 @@ pub fn analyze_with_series(
             Err(e) => errors.push(e),
         }
     }
+    if !input.bench_more.is_empty() {
+        p.bench = input.bench.as_ref().map(|first| {
+            crate::bench::runs::read_all(
+                first,
+                &input.bench_more,
+                &input.bench_requests,
+                p.manifest.as_ref(),
+            )
+        });
+    }
     let has_run_files = !input.boot_logs.is_empty()
         || input.before.is_some()
         || input.after.is_some()

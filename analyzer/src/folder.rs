@@ -21,6 +21,11 @@ pub struct Discovery {
     /// Otherwise every other `*.json`/`*.jsonl`, sorted: the first that parses and has
     /// both counts wins; failures are skipped silently.
     pub bench_candidates: Vec<String>,
+    /// Several load runs' results the recorder saved (`bench-1.json`, `bench-2.json`, …),
+    /// in run order, when there are at least two and no `bench.json`: each is a phase.
+    pub bench_runs: Vec<String>,
+    /// Their per-request exports present in the folder (`bench-N.requests.jsonl`).
+    pub bench_requests: Vec<String>,
     pub load_log: Option<String>,
     pub manifest: Option<String>,
     pub gate: Option<String>,
@@ -110,7 +115,19 @@ pub fn discover(names: &[&str]) -> Discovery {
         c.sort_by_key(|n| n != AIPERF_RESULT);
         c
     };
+    let bench_runs = if bench_exact.is_some() {
+        Vec::new()
+    } else {
+        numbered_runs(names)
+    };
+    let bench_requests = bench_runs
+        .iter()
+        .filter_map(|n| requests_name(n))
+        .filter(|r| names.contains(&r.as_str()))
+        .collect();
     Discovery {
+        bench_runs,
+        bench_requests,
         boot_log: exact_or_first(names, BOOT_LOG, "*boot*.log"),
         before: exact_or_first(names, BEFORE_SNAPSHOT, "*before*.json"),
         after: exact_or_first(names, AFTER_SNAPSHOT, "*after*.json"),
@@ -127,6 +144,35 @@ pub fn discover(names: &[&str]) -> Discovery {
         fleet: exact(names, FLEET),
         aiperf_server,
     }
+}
+
+/// The per-request export of a numbered run's result (`bench-N.json`:
+/// `bench-N.requests.jsonl`).
+pub fn requests_name(result: &str) -> Option<String> {
+    let stem = result
+        .strip_suffix(".json")
+        .or_else(|| result.strip_suffix(".jsonl"))?;
+    Some(format!("{stem}.requests.jsonl"))
+}
+
+/// `bench-N.json` (or `.jsonl`) names, by N; none unless there are two or more.
+fn numbered_runs(names: &[&str]) -> Vec<String> {
+    let mut runs: Vec<(u64, &str)> = names
+        .iter()
+        .filter_map(|n| {
+            let stem = n
+                .strip_suffix(".json")
+                .or_else(|| n.strip_suffix(".jsonl"))?;
+            let digits = stem.strip_prefix("bench-")?;
+            let all_digits = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+            Some((digits.parse().ok().filter(|_| all_digits)?, *n))
+        })
+        .collect();
+    runs.sort_unstable();
+    if runs.len() < 2 {
+        return Vec::new();
+    }
+    runs.into_iter().map(|(_, n)| n.to_string()).collect()
 }
 
 /// A folder path as a normalised path: no trailing separator, no `.` segments, no doubled
@@ -175,31 +221,43 @@ pub fn load(
             bytes: read(n),
         })
     };
-    let bench = match file(&found.bench_exact) {
-        Some(f) => Some(BenchInput {
-            evidence_path: f.name.clone(),
-            file: f,
-        }),
-        None => found.bench_candidates.iter().find_map(|n| {
-            let f = file(&Some(n.clone()))?;
-            let usable = f
-                .bytes
-                .as_ref()
-                .ok()
-                .and_then(|b| crate::bench::BenchResult::read(&f.name, b).ok())
-                .is_some_and(|r| r.has_counts());
-            usable.then(|| BenchInput {
-                evidence_path: f.name.clone(),
-                file: f,
-            })
-        }),
+    let as_input = |f: InputFile| BenchInput {
+        evidence_path: f.name.clone(),
+        file: f,
+    };
+    let mut runs: Vec<BenchInput> = found
+        .bench_runs
+        .iter()
+        .filter_map(|n| file(&Some(n.clone())).map(as_input))
+        .collect();
+    if runs.is_empty() && found.bench_exact.is_none() {
+        runs = unrecorded_runs(&found.bench_candidates, &file);
+    }
+    let (bench, bench_more) = if runs.len() >= 2 {
+        let more = runs.split_off(1);
+        (runs.pop(), more)
+    } else {
+        let one = match file(&found.bench_exact) {
+            Some(f) => Some(as_input(f)),
+            None => found.bench_candidates.iter().find_map(|n| {
+                let f = file(&Some(n.clone()))?;
+                usable(&f).is_some().then(|| as_input(f))
+            }),
+        };
+        (one, Vec::new())
     };
     RunInput {
         boot_logs: file(&found.boot_log).into_iter().collect(),
         before: file(&found.before),
         after: file(&found.after),
         series: file(&found.series),
+        bench_requests: found
+            .bench_requests
+            .iter()
+            .filter_map(|n| file(&Some(n.clone())))
+            .collect(),
         bench,
+        bench_more,
         load_log: file(&found.load_log),
         manifest: file(&found.manifest),
         gate: file(&found.gate),
@@ -210,6 +268,46 @@ pub fn load(
         aiperf_server: file(&found.aiperf_server),
         ..RunInput::default()
     }
+}
+
+/// A candidate that parses as a result with both counts.
+fn usable(f: &crate::analysis::InputFile) -> Option<crate::bench::BenchResult> {
+    let b = f.bytes.as_ref().ok()?;
+    crate::bench::BenchResult::read(&f.name, b)
+        .ok()
+        .filter(crate::bench::BenchResult::has_counts)
+}
+
+/// Several results of one run each that say when they ended (`vllm bench serve`'s
+/// `date`), as a folder of runs not recorded by the recorder holds them: every usable
+/// candidate when the first is such a result and at least one more is; else none (the
+/// first usable candidate is then the result, as before).
+fn unrecorded_runs(
+    candidates: &[String],
+    file: &dyn Fn(&Option<String>) -> Option<crate::analysis::InputFile>,
+) -> Vec<crate::analysis::BenchInput> {
+    let one_run = |r: &crate::bench::BenchResult| {
+        r.tool.is_none() && r.phases.is_empty() && r.date_end_wall.is_some()
+    };
+    let mut runs = Vec::new();
+    for n in candidates {
+        let Some(f) = file(&Some(n.clone())) else {
+            continue;
+        };
+        match usable(&f) {
+            Some(r) if one_run(&r) => runs.push(crate::analysis::BenchInput {
+                evidence_path: f.name.clone(),
+                file: f,
+            }),
+            // The first usable result is not of this kind: it is the result alone.
+            Some(_) if runs.is_empty() => return Vec::new(),
+            _ => {}
+        }
+    }
+    if runs.len() < 2 {
+        runs.clear();
+    }
+    runs
 }
 
 #[cfg(test)]
@@ -237,6 +335,72 @@ mod tests {
         assert_eq!(d.bench_exact, None);
         assert_eq!(d.bench_candidates, vec!["a_before.json", "other.json"]);
         assert_eq!(d.manifest.as_deref(), Some("manifest.json"));
+    }
+
+    #[test]
+    fn numbered_results_are_runs_in_order_with_their_exports() {
+        let d = discover(&[
+            "bench-10.json",
+            "bench-2.json",
+            "bench-1.json",
+            "bench-1.requests.jsonl",
+            "bench-x.json",
+            "manifest.json",
+        ]);
+        assert_eq!(
+            d.bench_runs,
+            ["bench-1.json", "bench-2.json", "bench-10.json"]
+        );
+        assert_eq!(d.bench_requests, ["bench-1.requests.jsonl"]);
+        // One numbered result is a result alone; `bench.json` wins over numbered ones.
+        assert!(discover(&["bench-1.json"]).bench_runs.is_empty());
+        assert!(discover(&["bench.json", "bench-1.json", "bench-2.json"])
+            .bench_runs
+            .is_empty());
+    }
+
+    #[test]
+    fn several_vllm_results_with_dates_are_runs_and_others_stay_alone() {
+        let vllm = |c: u32, date: &str| {
+            format!(
+                r#"{{"date": "{date}", "completed": 4, "total_output_tokens": 64, "max_concurrency": {c}}}"#
+            )
+        };
+        let files = [
+            ("a.json", vllm(2, "20261130-203839")),
+            ("b.json", vllm(16, "20261130-203939")),
+            ("notes.json", "{}".to_string()),
+        ];
+        let load_with = |files: &[(&str, String)]| {
+            let names: Vec<&str> = files.iter().map(|(n, _)| *n).collect();
+            let read = |n: &str| {
+                Ok(files
+                    .iter()
+                    .find(|(k, _)| *k == n)
+                    .map(|(_, t)| t.as_bytes().to_vec())
+                    .unwrap())
+            };
+            load("run", &names, &read)
+        };
+        let input = load_with(&files);
+        assert_eq!(input.bench.as_ref().unwrap().file.name, "run/a.json");
+        let more: Vec<&str> = input
+            .bench_more
+            .iter()
+            .map(|b| b.file.name.as_str())
+            .collect();
+        assert_eq!(more, ["run/b.json"]);
+        // Without a date (or with one result) the first usable result is the result alone.
+        let undated = [
+            (
+                "a.json",
+                r#"{"completed": 4, "total_output_tokens": 64}"#.to_string(),
+            ),
+            ("b.json", vllm(16, "20261130-203939")),
+        ];
+        let input = load_with(&undated);
+        assert_eq!(input.bench.as_ref().unwrap().file.name, "run/a.json");
+        assert!(input.bench_more.is_empty());
     }
 
     #[test]

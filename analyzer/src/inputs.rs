@@ -47,6 +47,13 @@ pub struct RunInput {
     pub after: Option<InputFile>,
     pub series: Option<InputFile>,
     pub bench: Option<BenchInput>,
+    /// When the folder holds several load runs' results (`bench-1.json`, `bench-2.json`,
+    /// … or several `vllm bench serve` results), the ones after `bench`, in order: each
+    /// run is a phase (`bench::runs`).
+    pub bench_more: Vec<BenchInput>,
+    /// Per-request exports beside those results (`bench-N.requests.jsonl`, a copy of
+    /// AIPerf's `profile_export.jsonl` for step N), by file name: a step's window and T18.
+    pub bench_requests: Vec<InputFile>,
     pub load_log: Option<InputFile>,
     pub manifest: Option<InputFile>,
     pub gate: Option<InputFile>,

@@ -31,6 +31,17 @@ pub struct Manifest {
     /// The boot log's byte length at readiness, at the load's start and at its end; only
     /// for a log the recorder's own server wrote.
     pub boot_log_at: Option<BootLogAt>,
+    /// Several load commands (`load.runs`): each one's result file in the folder and its
+    /// start and end (wall clock), in order.
+    pub load_runs: Vec<LoadRunMarks>,
+}
+
+/// When one of several load commands ran, and the result it saved.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadRunMarks {
+    pub result_file: Option<String>,
+    pub started_wall: Option<f64>,
+    pub ended_wall: Option<f64>,
 }
 
 /// Byte lengths of the recorder's own boot log at three moments.
@@ -81,6 +92,16 @@ impl Manifest {
                     load_start: b.load_start,
                     load_end: b.load_end,
                 }),
+            load_runs: doc
+                .load
+                .runs
+                .iter()
+                .map(|r| LoadRunMarks {
+                    result_file: r.result.as_ref().map(|b| b.file.clone()),
+                    started_wall: r.started_wall,
+                    ended_wall: r.ended_wall,
+                })
+                .collect(),
         }
     }
 }

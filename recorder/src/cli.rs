@@ -76,6 +76,9 @@ pub enum Cmd {
     #[command(after_help = "Examples:
   inferlint-recorder record -o run/ --serve \"vllm serve M --port 8000\" -- vllm bench serve --model M --max-concurrency 32
   inferlint-recorder record --url http://127.0.0.1:8000 --no-probe -- ./my-load.sh
+  # several loads one after another, one phase each (each saves bench-N.json): --then
+  inferlint-recorder record -o run/ --serve \"vllm serve M --port 8000\" -- \\
+      vllm bench serve --model M --max-concurrency 2 --then vllm bench serve --model M --max-concurrency 16
   # replicas behind a router, their metrics from Prometheus (one folder per replica)
   inferlint-recorder record -o run/ --url http://127.0.0.1:8030 --prometheus http://127.0.0.1:9090 \\
       --match '{job=\"vllm\"}' --router-metrics http://127.0.0.1:29000/metrics \\
@@ -162,7 +165,8 @@ pub struct RecordArgs {
     pub engine: EngineArg,
     #[command(flatten)]
     pub common: Common,
-    /// The load command, after --
+    /// The load command, after --; several run one after another when separated by a
+    /// standalone --then (each is a phase of the run and saves its own result)
     #[arg(last = true, value_name = "LOAD")]
     pub load: Vec<String>,
 }

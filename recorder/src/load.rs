@@ -104,8 +104,12 @@ fn has_token(argv: &[String], flag: &str) -> bool {
 
 /// The concurrency the load asks for, when it is one number: `--max-concurrency`;
 /// GuideLLM's `--profile kind=concurrent,streams=N`; AIPerf's `--concurrency N` without a
-/// request rate. A list (a sweep) or a rate gives none; the result file tells more.
+/// request rate. A list (a sweep), a rate or several commands (`--then`) give none; the
+/// result files tell more.
 pub fn requested(argv: &[String]) -> Option<i64> {
+    if split_commands(argv).len() > 1 {
+        return None;
+    }
     match client_of(argv) {
         Some(Client::Guidellm) => {
             let profile = flag_value(argv, "--profile")?;
@@ -144,15 +148,63 @@ fn in_dir(dir: &str, name: &str) -> String {
     format!("{}/{name}", dir.trim_end_matches('/'))
 }
 
+/// The token that separates load commands run one after another in one `record`
+/// (`-- vllm bench serve … --then vllm bench serve …`): each becomes a phase of the run.
+pub const THEN: &str = "--then";
+
+/// The load commands of a load vector: split at each standalone [`THEN`]; empty commands
+/// (a leading, trailing or doubled `--then`) are dropped.
+pub fn split_commands(argv: &[String]) -> Vec<Vec<String>> {
+    argv.split(|t| t == THEN)
+        .filter(|c| !c.is_empty())
+        .map(<[String]>::to_vec)
+        .collect()
+}
+
+/// The names a client's result gets in the run folder: `bench.json` (or `.jsonl`, or the
+/// `aiperf` artifact folder) for the only load command; `bench-N.json` and so on for the
+/// Nth of several, so no run overwrites an earlier one's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultNames {
+    pub json: String,
+    pub jsonl: String,
+    pub aiperf_dir: String,
+}
+
+impl ResultNames {
+    /// Of the only load command.
+    pub fn only() -> ResultNames {
+        ResultNames {
+            json: docs::BENCH_JSON.into(),
+            jsonl: docs::BENCH_JSONL.into(),
+            aiperf_dir: docs::AIPERF_DIR.into(),
+        }
+    }
+
+    /// Of the Nth (1-based) of several.
+    pub fn nth(n: usize) -> ResultNames {
+        ResultNames {
+            json: format!("bench-{n}.json"),
+            jsonl: format!("bench-{n}.jsonl"),
+            aiperf_dir: format!("{}-{n}", docs::AIPERF_DIR),
+        }
+    }
+}
+
 /// Adds the save flags a recognised client lacks (DIR as given).
 pub fn plan(argv: &[String], client: Option<Client>, dir: &str) -> Plan {
+    plan_named(argv, client, dir, &ResultNames::only())
+}
+
+/// As [`plan`], saving under the given names.
+pub fn plan_named(argv: &[String], client: Option<Client>, dir: &str, names: &ResultNames) -> Plan {
     let mut appended: Vec<String> = Vec::new();
     let result = match client {
         None => ResultFile::None,
         Some(Client::Sglang) => match flag_value(argv, "--output-file") {
             Some(f) => ResultFile::Exact(PathBuf::from(f)),
             None => {
-                let f = in_dir(dir, docs::BENCH_JSONL);
+                let f = in_dir(dir, &names.jsonl);
                 appended = vec!["--output-file".into(), f.clone()];
                 ResultFile::Exact(PathBuf::from(f))
             }
@@ -167,7 +219,7 @@ pub fn plan(argv: &[String], client: Option<Client>, dir: &str) -> Plan {
             match own {
                 Some(p) => ResultFile::Exact(PathBuf::from(p)),
                 None => {
-                    let f = in_dir(dir, docs::BENCH_JSON);
+                    let f = in_dir(dir, &names.json);
                     appended = vec!["--output".into(), format!("kind=json,path={f}")];
                     ResultFile::Exact(PathBuf::from(f))
                 }
@@ -179,7 +231,7 @@ pub fn plan(argv: &[String], client: Option<Client>, dir: &str) -> Plan {
             let artifacts = match given {
                 Some(d) => d.to_string(),
                 None => {
-                    let d = in_dir(dir, docs::AIPERF_DIR);
+                    let d = in_dir(dir, &names.aiperf_dir);
                     appended = vec!["--artifact-dir".into(), d.clone()];
                     d
                 }
@@ -199,11 +251,11 @@ pub fn plan(argv: &[String], client: Option<Client>, dir: &str) -> Plan {
                     "--result-dir",
                     dir,
                     "--result-filename",
-                    docs::BENCH_JSON,
+                    &names.json,
                 ]
                 .map(String::from)
                 .to_vec();
-                ResultFile::Exact(PathBuf::from(in_dir(dir, docs::BENCH_JSON)))
+                ResultFile::Exact(PathBuf::from(in_dir(dir, &names.json)))
             } else {
                 let rdir = PathBuf::from(flag_value(argv, "--result-dir").unwrap_or("."));
                 match flag_value(argv, "--result-filename") {
@@ -245,27 +297,54 @@ pub fn find_result(result: &ResultFile, since: SystemTime) -> Option<PathBuf> {
     }
 }
 
-/// Copies a result found outside the folder (or under another name) in as `bench.json`
-/// (one JSON document) or `bench.jsonl` (JSON lines). Returns the name in the folder.
-pub fn bring_in(found: &Path, dir: &Path) -> std::io::Result<String> {
+/// AIPerf's per-request export beside its summary (`profile_export.jsonl`).
+pub const AIPERF_REQUESTS: &str = "profile_export.jsonl";
+
+/// The steps of an AIPerf sweep (`--concurrency 2,16`): AIPerf writes no summary at
+/// `expected` then, but one artifact folder per step beside it (`concurrency_2/`,
+/// `concurrency_16/`), each with its own summary. Their summaries, in the order the steps
+/// ran (by when each summary was written); none when `expected` is there.
+pub fn aiperf_steps(expected: &Path) -> Vec<PathBuf> {
+    if expected.is_file() {
+        return Vec::new();
+    }
+    let (Some(dir), Some(name)) = (expected.parent(), expected.file_name()) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut steps: Vec<(SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path().join(name))
+        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+        .collect();
+    steps.sort();
+    steps.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Copies a result found outside the folder (or under another name) in as `names.json`
+/// (one JSON document) or `names.jsonl` (JSON lines). Returns the name in the folder.
+pub fn bring_in(found: &Path, dir: &Path, names: &ResultNames) -> std::io::Result<String> {
     let same = |name: &str| {
         let a = std::fs::canonicalize(found).ok();
         a.is_some() && a == std::fs::canonicalize(dir.join(name)).ok()
     };
-    for name in [docs::BENCH_JSON, docs::BENCH_JSONL] {
+    for name in [&names.json, &names.jsonl] {
         if same(name) {
-            return Ok(name.into());
+            return Ok(name.clone());
         }
     }
     let bytes = std::fs::read(found)?;
     let text = String::from_utf8_lossy(&bytes);
     let name = if analyzer::json::parse(&text).is_ok() {
-        docs::BENCH_JSON
+        &names.json
     } else {
-        docs::BENCH_JSONL
+        &names.jsonl
     };
     crate::docs::write_atomic(dir, name, &bytes)?;
-    Ok(name.into())
+    Ok(name.clone())
 }
 
 /// How the load ended.
@@ -444,6 +523,57 @@ mod tests {
             (None, a, ResultFile::None)
         );
         assert_eq!(client_of(&v("bash -c vllm_bench_serve")), None);
+    }
+
+    #[test]
+    fn several_load_commands_each_save_their_own_result() {
+        let a = v("vllm bench serve --max-concurrency 2 --then --then vllm bench serve --max-concurrency 16 --then");
+        let cmds = split_commands(&a);
+        assert_eq!(
+            cmds,
+            [
+                v("vllm bench serve --max-concurrency 2"),
+                v("vllm bench serve --max-concurrency 16")
+            ]
+        );
+        assert_eq!(split_commands(&v("locust -u 2")), [v("locust -u 2")]);
+        assert_eq!(requested(&a), None, "each run asks for its own");
+        let p = plan_named(&cmds[1], client_of(&cmds[1]), "run", &ResultNames::nth(2));
+        assert_eq!(
+            p.appended,
+            v("--save-result --result-dir run --result-filename bench-2.json --save-detailed")
+        );
+        assert_eq!(p.result, ResultFile::Exact("run/bench-2.json".into()));
+        let s = v("python3 -m sglang.bench_serving --backend sglang");
+        let p = plan_named(&s, client_of(&s), "run", &ResultNames::nth(3));
+        assert_eq!(p.appended, v("--output-file run/bench-3.jsonl"));
+        let g = v("aiperf profile --concurrency 8");
+        let p = plan_named(&g, client_of(&g), "run", &ResultNames::nth(1));
+        assert_eq!(p.appended, v("--artifact-dir run/aiperf-1"));
+    }
+
+    #[test]
+    fn an_aiperf_sweep_has_one_summary_per_step_in_the_order_they_ran() {
+        let dir = std::env::temp_dir().join(format!("aiperf-steps-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let expected = dir.join(docs::AIPERF_RESULT);
+        for step in ["concurrency_2", "concurrency_16", "logs"] {
+            std::fs::create_dir_all(dir.join(step)).unwrap();
+        }
+        for step in ["concurrency_2", "concurrency_16"] {
+            std::fs::write(dir.join(step).join(docs::AIPERF_RESULT), "{}").unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(
+            aiperf_steps(&expected),
+            [
+                dir.join("concurrency_2").join(docs::AIPERF_RESULT),
+                dir.join("concurrency_16").join(docs::AIPERF_RESULT)
+            ]
+        );
+        std::fs::write(&expected, "{}").unwrap();
+        assert!(aiperf_steps(&expected).is_empty(), "a single run's summary");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -261,3 +261,146 @@ fn guidellm_sweep_is_judged_phase_by_phase() {
     }
     assert_eq!(a.exit_status(false), 1);
 }
+
+/// Each phase's (T8 status, peak running) of an analysed folder.
+fn phase_t8(a: &analyzer::Analysis) -> Vec<(String, Option<f64>)> {
+    a.report
+        .phases
+        .iter()
+        .map(|p| {
+            let t8 = p.checks.iter().find(|c| c.id() == "T8").unwrap();
+            (t8.status.as_str().to_string(), p.ran)
+        })
+        .collect()
+}
+
+/// An AIPerf list of concurrencies (2, then 16) against a server that runs at most 10
+/// (how `fixtures/loadtools/recorded/aiperf-sweep-2-16` was made): AIPerf writes one
+/// artifact folder per step and no summary of its own; the recorder copies each step's
+/// summary and per-request export in, and each phase is cut by its requests' own times.
+#[test]
+fn aiperf_concurrency_list_is_judged_phase_by_phase() {
+    let Some((venv, tok)) = tools("aiperf") else {
+        return;
+    };
+    let w = World::new("aiperf-sweep");
+    let port = free_port_in(18100..=18199);
+    let serve = format!("vllm serve m --port {port} --max-model-len 4096 --max-num-seqs 10");
+    let mut c = w.recorder();
+    c.args(["record", "-o", "run", "--serve", &serve, "--"])
+        .arg(venv.join("bin/aiperf"))
+        .args(["profile", "--model", "m", "--url"])
+        .arg(format!("http://127.0.0.1:{port}"))
+        .args(["--endpoint-type", "chat", "--streaming"])
+        .args(["--concurrency", "2,16", "--request-count", "24"])
+        .args([
+            "--synthetic-input-tokens-mean",
+            "32",
+            "--output-tokens-mean",
+            "64",
+        ])
+        .arg("--tokenizer")
+        .arg(&tok)
+        .args(["--ui", "none"])
+        .env_remove("HF_HUB_OFFLINE")
+        .env_remove("TRANSFORMERS_OFFLINE");
+    let out = run_bounded(c, 900);
+    let run = w.dir.join("run");
+    for f in [
+        "bench-1.json",
+        "bench-2.json",
+        "bench-1.requests.jsonl",
+        "bench-2.requests.jsonl",
+    ] {
+        assert!(
+            run.join(f).is_file(),
+            "{f}\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (v, a) = verdicts(&run);
+    assert_eq!(status(&v, "T8"), "fail", "{v:?}");
+    assert_eq!(
+        phase_t8(&a),
+        [("pass".into(), Some(2.0)), ("fail".into(), Some(10.0))]
+    );
+    assert_eq!(a.exit_status(false), 1);
+}
+
+/// Two `vllm bench serve` runs in one `record`, separated by `--then` (how
+/// `fixtures/loadtools/recorded/vllm-runs-2-16` was made), with the real client: a vLLM
+/// install's `vllm` named by `INFERLINT_VLLM_CLIENT` (run as a client only; the simulator
+/// serves). Each run saves its own result and its start and end are in the manifest.
+#[test]
+fn several_vllm_bench_serve_runs_are_judged_phase_by_phase() {
+    let Some(vllm) = std::env::var_os("INFERLINT_VLLM_CLIENT").map(PathBuf::from) else {
+        eprintln!("skipped: INFERLINT_VLLM_CLIENT is not set (a vllm executable to run `vllm bench serve`)");
+        return;
+    };
+    let Some(tok) = std::env::var_os("INFERLINT_LOADTOOLS_TOKENIZER").map(PathBuf::from) else {
+        eprintln!("skipped: INFERLINT_LOADTOOLS_TOKENIZER is not set (a local tokenizer folder)");
+        return;
+    };
+    let w = World::new("vllm-runs");
+    let port = free_port_in(18100..=18199);
+    let serve = format!("vllm serve m --port {port} --max-model-len 4096 --max-num-seqs 10");
+    let client = |concurrency: &str, prompts: &str| -> Vec<std::ffi::OsString> {
+        let mut a: Vec<std::ffi::OsString> = vec![vllm.clone().into()];
+        a.extend(
+            [
+                "bench",
+                "serve",
+                "--backend",
+                "openai",
+                "--base-url",
+                &format!("http://127.0.0.1:{port}"),
+                "--model",
+                "m",
+                "--dataset-name",
+                "random",
+                "--random-input-len",
+                "32",
+                "--random-output-len",
+                "64",
+                "--num-prompts",
+                prompts,
+                "--max-concurrency",
+                concurrency,
+                "--tokenizer",
+            ]
+            .map(std::ffi::OsString::from),
+        );
+        a.push(tok.clone().into());
+        a
+    };
+    let mut c = w.recorder();
+    c.args(["record", "-o", "run", "--serve", &serve, "--"])
+        .args(client("2", "24"))
+        .arg("--then")
+        .args(client("16", "40"))
+        .env("HF_HUB_OFFLINE", "1")
+        .env("TRANSFORMERS_OFFLINE", "1");
+    let out = run_bounded(c, 900);
+    let run = w.dir.join("run");
+    assert!(
+        run.join("bench-1.json").is_file() && run.join("bench-2.json").is_file(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = json(&run.join("manifest.json"));
+    for i in ["0", "1"] {
+        assert!(
+            at(&m, &["load", "runs", i, "ended_wall"])
+                > at(&m, &["load", "runs", i, "started_wall"])
+        );
+    }
+    let (v, a) = verdicts(&run);
+    assert_eq!(status(&v, "T8"), "fail", "{v:?}");
+    assert_eq!(
+        phase_t8(&a),
+        [("pass".into(), Some(2.0)), ("fail".into(), Some(10.0))]
+    );
+    assert_eq!(a.exit_status(false), 1);
+}

@@ -197,3 +197,208 @@ fn phases_the_recording_does_not_cover_are_cant_tell() {
     }
     assert_ne!(o.status.code(), Some(0));
 }
+
+/// The phase rows of the terminal's table (header lines included).
+fn table(out: &str) -> Vec<&str> {
+    out.lines()
+        .skip_while(|l| !l.starts_with("Phases ("))
+        .take(4)
+        .collect()
+}
+
+const VLLM_RUNS: &str = "recorded/vllm-runs-2-16";
+
+/// The two `vllm bench serve` runs' own output tokens, in order.
+fn vllm_tokens(dir: &Path, files: [&str; 2]) -> [f64; 2] {
+    files.map(|f| {
+        let v = json::parse(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap();
+        num(&v, &["total_output_tokens"])
+    })
+}
+
+/// The phase table and verdicts every reading of the two-run folder gives: 2 at once
+/// reached, 16 at once capped at 10 by `--max-num-seqs 10`.
+fn assert_two_vllm_phases(dir: &Path, out: &str, files: [&str; 2]) -> Vec<Json> {
+    assert_eq!(
+        table(out),
+        [
+            "Phases (2 of the load tool's sweep, each judged on its own window):",
+            "   #  load                           T1  T8  T9  T10 T15   worst",
+            "   1  asked for 2 at once  / ran 2   ✔   ✔   ▲   ✔   ✔     WARN",
+            "   2  asked for 16 at once / ran 10  ✔   ✖   ▲   ✔   ✔     TRIPWIRE-FAILED",
+        ],
+        "{out}"
+    );
+    let r = results_json(dir);
+    let p = phases(&r).to_vec();
+    assert_eq!(p.len(), 2);
+    assert_eq!(str_at(check(&p[0], "T8"), "status"), "pass");
+    assert_eq!(str_at(check(&p[1], "T8"), "status"), "fail");
+    // Each phase's T15 reads that run's own count, inside the server's bracket.
+    for (phase, tokens) in p.iter().zip(vllm_tokens(dir, files)) {
+        let t15 = check(phase, "T15");
+        assert_eq!(str_at(t15, "status"), "pass");
+        assert_eq!(num(t15, &["evidence", "client_output_tokens"]), tokens);
+    }
+    let (s1, e1) = (num(&p[0], &["start_s"]), num(&p[0], &["end_s"]));
+    let (s2, e2) = (num(&p[1], &["start_s"]), num(&p[1], &["end_s"]));
+    assert!(
+        0.0 < s1 && s1 < e1 && e1 <= s2 && s2 < e2,
+        "{s1} {e1} {s2} {e2}"
+    );
+    // The run's counts are the two runs' together.
+    let t15 = r
+        .get("checks")
+        .and_then(Json::as_array)
+        .unwrap()
+        .iter()
+        .find(|c| str_at(c, "id") == "T15")
+        .unwrap();
+    let [a, b] = vllm_tokens(dir, files);
+    assert_eq!(num(t15, &["evidence", "client_output_tokens"]), a + b);
+    p
+}
+
+#[test]
+fn several_vllm_runs_are_phases_timed_by_the_recorders_marks() {
+    let dir = copy_dir(&fixture(VLLM_RUNS), "vllm-runs");
+    let o = analyze(&dir, &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "the worst phase failed\n{out}");
+    let p = assert_two_vllm_phases(&dir, &out, ["bench-1.json", "bench-2.json"]);
+    // Each window lies inside its command's marks in the manifest.
+    let m = json::parse(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    // The charts' axis starts at the series' first reading (its second line).
+    let series = std::fs::read_to_string(dir.join("run.series.jsonl")).unwrap();
+    let first_row = json::parse(series.lines().nth(1).unwrap()).unwrap();
+    let first = num(&first_row, &["t_wall"]);
+    for (i, phase) in p.iter().enumerate() {
+        let i = i.to_string();
+        let started = num(&m, &["load", "runs", &i, "started_wall"]) - first;
+        let ended = num(&m, &["load", "runs", &i, "ended_wall"]) - first;
+        let (s, e) = (num(phase, &["start_s"]), num(phase, &["end_s"]));
+        assert!(started <= s && e <= ended, "{started} {s} {e} {ended}");
+        assert!(str_at(check(phase, "T8"), "message").contains("recorder's marks"));
+    }
+}
+
+#[test]
+fn vllm_results_without_marks_are_placed_by_their_date_to_a_second() {
+    // As a folder not recorded by the recorder holds them: vLLM's own names, no runs in
+    // the manifest.
+    let dir = copy_dir(&fixture(VLLM_RUNS), "vllm-dates");
+    let files = [
+        "openai-infqps-concurrency16.json",
+        "openai-infqps-concurrency2.json",
+    ];
+    std::fs::rename(dir.join("bench-2.json"), dir.join(files[0])).unwrap();
+    std::fs::rename(dir.join("bench-1.json"), dir.join(files[1])).unwrap();
+    std::fs::remove_file(dir.join("manifest.json")).unwrap();
+    let o = analyze(&dir, &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    // In the order they ran (by their dates), not by name.
+    let p = assert_two_vllm_phases(&dir, &out, [files[1], files[0]]);
+    for phase in &p {
+        assert!(
+            str_at(check(phase, "T8"), "message").contains("known to 1 s"),
+            "{phase:?}"
+        );
+    }
+}
+
+#[test]
+fn a_damaged_run_result_is_named_and_never_left_out() {
+    let dir = copy_dir(&fixture(VLLM_RUNS), "vllm-damaged");
+    std::fs::write(dir.join("bench-2.json"), "{\"completed\": 4,\n  oops").unwrap();
+    let o = analyze(&dir, &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("bench-2.json:2"), "{out}");
+    assert!(!out.contains("Phases ("), "{out}");
+    assert_ne!(o.status.code(), Some(0));
+}
+
+const AIPERF_SWEEP: &str = "recorded/aiperf-sweep-2-16";
+
+#[test]
+fn an_aiperf_concurrency_list_is_phases_cut_by_its_per_request_export() {
+    let dir = copy_dir(&fixture(AIPERF_SWEEP), "aiperf-sweep");
+    let o = analyze(&dir, &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "the worst phase failed\n{out}");
+    assert_eq!(
+        table(&out),
+        [
+            "Phases (2 of the load tool's sweep, each judged on its own window):",
+            "   #  load                           T1  T8  T9  T10 T15   worst",
+            "   1  asked for 2 at once  / ran 2   ✔   ✔   ▲   ✔   ✔     WARN",
+            "   2  asked for 16 at once / ran 10  ✔   ✖   ▲   ✔   ✔     TRIPWIRE-FAILED",
+        ],
+        "{out}"
+    );
+    let r = results_json(&dir);
+    let p = phases(&r);
+    for (i, phase) in p.iter().enumerate() {
+        let n = i + 1;
+        // T15 reads that step's own summary.
+        let own =
+            json::parse(&std::fs::read_to_string(dir.join(format!("bench-{n}.json"))).unwrap())
+                .unwrap();
+        let t15 = check(phase, "T15");
+        assert_eq!(str_at(t15, "status"), "pass");
+        assert_eq!(
+            num(t15, &["evidence", "client_output_tokens"]),
+            num(&own, &["total_output_tokens", "avg"])
+        );
+        // The window is the step's requests, from its per-request export.
+        let records =
+            std::fs::read_to_string(dir.join(format!("bench-{n}.requests.jsonl"))).unwrap();
+        let first_start = records
+            .lines()
+            .map(|l| num(&json::parse(l).unwrap(), &["metadata", "request_start_ns"]))
+            .fold(f64::INFINITY, f64::min);
+        let series = std::fs::read_to_string(dir.join("run.series.jsonl")).unwrap();
+        let t0 = num(
+            &json::parse(series.lines().nth(1).unwrap()).unwrap(),
+            &["t_wall"],
+        );
+        assert!((num(phase, &["start_s"]) - (first_start / 1e9 - t0)).abs() < 1e-3);
+        assert!(
+            str_at(check(phase, "T8"), "message").contains(&format!("in bench-{n}.requests.jsonl"))
+        );
+    }
+    assert_eq!(str_at(check(&p[1], "T8"), "status"), "fail");
+    // T18 compares the first step's first requests (2 at once) with the rest of that step.
+    let t18 = r
+        .get("checks")
+        .and_then(Json::as_array)
+        .unwrap()
+        .iter()
+        .find(|c| str_at(c, "id") == "T18")
+        .unwrap();
+    assert_eq!(str_at(t18, "status"), "pass");
+    assert_eq!(num(t18, &["evidence", "first_requests"]), 2.0);
+    assert_eq!(num(t18, &["evidence", "later_requests"]), 22.0);
+}
+
+#[test]
+fn an_aiperf_step_without_its_export_cannot_be_placed() {
+    let dir = copy_dir(&fixture(AIPERF_SWEEP), "aiperf-no-export");
+    std::fs::remove_file(dir.join("bench-2.requests.jsonl")).unwrap();
+    analyze(&dir, &[]);
+    let r = results_json(&dir);
+    let p = phases(&r);
+    assert_eq!(str_at(check(&p[0], "T8"), "status"), "pass");
+    assert!(verdicts(&p[1]).iter().all(|(_, s)| s == "unknown"));
+    assert!(str_at(check(&p[1], "T8"), "message").contains("no start and end time"));
+    // A damaged export is an input error naming its file and line, never a silent phase.
+    let dir = copy_dir(&fixture(AIPERF_SWEEP), "aiperf-bad-export");
+    std::fs::write(
+        dir.join("bench-1.requests.jsonl"),
+        "{\"metadata\": {}}\nnot json\n",
+    )
+    .unwrap();
+    let o = analyze(&dir, &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("bench-1.requests.jsonl:2"), "{out}");
+}

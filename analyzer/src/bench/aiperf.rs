@@ -54,6 +54,7 @@ pub fn read(v: &Json, where_: (&str, Option<usize>)) -> BenchResult {
         start_wall: None,
         end_wall: None,
         duration: g.num(v, "", &["benchmark_duration", "avg"], Quantity::Seconds),
+        timing: None,
     };
     let version = v
         .get("aiperf_version")

@@ -163,6 +163,7 @@ fn phase(g: &Gated<'_>, b: &Json, p: &str) -> Phase {
         start_wall: g.num(b, p, &["start_time"], Quantity::WallClock),
         end_wall: g.num(b, p, &["end_time"], Quantity::WallClock),
         duration: g.num(b, p, &["duration"], Quantity::Seconds),
+        timing: None,
     }
 }
 

@@ -4,9 +4,11 @@
 //! `load.log`.
 
 mod aiperf;
+pub mod aiperf_records;
 pub mod aiperf_server;
 mod gated;
 mod guidellm;
+pub mod runs;
 
 pub use aiperf_server::AiperfServer;
 
@@ -43,6 +45,12 @@ pub struct BenchResult {
     /// The benchmarks a GuideLLM or AIPerf result holds, in order (a sweep has several);
     /// empty for the other clients' results, which hold one run.
     pub phases: Vec<Phase>,
+    /// vLLM's `date` (the run's end, to the second) as unix seconds, read as UTC: the
+    /// run's window when several runs share a folder and no marks say when each ran.
+    pub date_end_wall: Option<f64>,
+    /// The `request_rate` a one-run result names (vLLM's `inf` for "all at once"), kept
+    /// apart from `request_rate`, which T8 reads as a rate-based load.
+    pub named_rate: Option<f64>,
     /// Requests the tool completed outside what it measured (GuideLLM's warm-up and
     /// cool-down, AIPerf's warm-up phase), as its own result counts them; the server
     /// finished them too (T15). None when the result does not say.
@@ -64,6 +72,9 @@ pub struct Phase {
     pub start_wall: Option<f64>,
     pub end_wall: Option<f64>,
     pub duration: Option<f64>,
+    /// How the phase's window was found when not from the tool's own start and end
+    /// (the recorder's marks, a result's `date`); every check of the phase says so.
+    pub timing: Option<String>,
 }
 
 impl Phase {
@@ -224,6 +235,11 @@ impl BenchResult {
             num_prompts: int("num_prompts"),
             backend: v.get("backend").and_then(Json::as_str).map(str::to_string),
             requests: Requests::from_json(v, at),
+            date_end_wall: v
+                .get("date")
+                .and_then(Json::as_str)
+                .and_then(runs::date_as_unix),
+            named_rate: v.get("request_rate").and_then(Json::as_f64),
             implausible: Vec::new(),
             ..BenchResult::default()
         };
@@ -309,11 +325,12 @@ fn from_phases(tool: String, phases: Vec<Phase>, implausible: Vec<Implausible>) 
     }
 }
 
-/// Requests the client sent but left out of its result (formats.md §6.4): 1 for an
-/// initial test run, plus N from the first "Warming up with N requests" and from the
-/// first "Warmup completed with N sequences".
+/// Requests the client sent but left out of its result (formats.md §6.4): 1 for each
+/// initial test run (one per `vllm bench serve` of several load commands), plus N from the
+/// first "Warming up with N requests" and from the first "Warmup completed with N
+/// sequences".
 pub fn untimed_requests(load_log: &str) -> i64 {
-    let mut n = i64::from(load_log.contains("Initial test run completed."));
+    let mut n = load_log.matches("Initial test run completed.").count() as i64;
     n += first_count(load_log, "Warming up with ", " requests");
     n += first_count(load_log, "Warmup completed with ", " sequences");
     n
@@ -439,6 +456,11 @@ mod tests {
             4
         );
         assert_eq!(untimed_requests("Warmup completed with 1 sequences."), 1);
+        assert_eq!(
+            untimed_requests("Initial test run completed.\n…\nInitial test run completed."),
+            2,
+            "two runs, two test requests"
+        );
         assert_eq!(untimed_requests("nothing"), 0);
         assert!(client_warm_up("Warming up with 32 requests..."));
         assert!(!client_warm_up("Initial test run completed."));

@@ -114,6 +114,29 @@ pub struct Load {
     pub signal: Option<String>,
     pub started_wall: Option<f64>,
     pub ended_wall: Option<f64>,
+    /// Several load commands run one after another (`-- A --then B`), each a phase of the
+    /// run, in order. Left out for a single command, so its manifest reads and writes as
+    /// before; then the fields above describe the whole sequence (`argv_given` with its
+    /// `--then` tokens, the first failure's exit, the first start and the last end).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<LoadRun>,
+}
+
+/// One of several load commands: what ran, when (the series' wall clock, unix seconds),
+/// how it ended, and the result it saved.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LoadRun {
+    pub argv_given: Vec<String>,
+    pub argv_run: Vec<String>,
+    pub client: Option<Client>,
+    pub appended: Vec<String>,
+    pub exit: Option<i32>,
+    pub signal: Option<String>,
+    pub started_wall: Option<f64>,
+    pub ended_wall: Option<f64>,
+    /// Its result in the folder (`bench-N.json`), when it saved one.
+    pub result: Option<BenchResult>,
 }
 
 /// The requested concurrency (checks.md §1.6).
@@ -216,6 +239,12 @@ pub struct Manifest {
     pub load: Load,
     pub requested: Requested,
     pub bench_result: Option<BenchResult>,
+    /// The steps of a sweep whose tool writes one result per step (AIPerf's
+    /// `--concurrency 2,16`: `concurrency_2/`, `concurrency_16/`), copied in as
+    /// `bench-1.json`, `bench-2.json`, … in the order they ran, each with its per-request
+    /// export as `bench-N.requests.jsonl`. Left out when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bench_steps: Vec<BenchResult>,
     pub boot_log: Option<BootLog>,
     pub title: Option<String>,
     pub notes: Vec<String>,
@@ -260,6 +289,38 @@ mod tests {
             text.push('\n');
             assert_eq!(text, String::from_utf8(bytes).unwrap(), "{engine}");
         }
+    }
+
+    #[test]
+    fn several_load_runs_are_listed_and_a_single_one_writes_no_runs_key() {
+        let single = Manifest::default();
+        let text = String::from_utf8(to_bytes(&single)).unwrap();
+        assert!(!text.contains("\"runs\""), "{text}");
+        let m = Manifest {
+            load: Load {
+                runs: vec![
+                    LoadRun {
+                        client: Some(Client::Vllm),
+                        started_wall: Some(100.25),
+                        ended_wall: Some(110.5),
+                        result: Some(BenchResult {
+                            file: "bench-1.json".into(),
+                            source: "run/bench-1.json".into(),
+                        }),
+                        ..LoadRun::default()
+                    },
+                    LoadRun::default(),
+                ],
+                ..Load::default()
+            },
+            ..Manifest::default()
+        };
+        let back: Manifest = read("manifest.json", &to_bytes(&m)).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(
+            back.load.runs[0].result.as_ref().unwrap().file,
+            "bench-1.json"
+        );
     }
 
     #[test]

@@ -17,7 +17,8 @@
 //!            {"role": "before", "name": "run/before.snapshot.json", "error": "no such file"}]}
 //! ```
 //! Roles: `boot_log` (repeated, in order), `before`, `after`, `series`, `bench`,
-//! `load_log`, `manifest`, `gate`, `probe`, `teardown`, `gpu`, `aiperf_server`; a fleet's
+//! `bench_more` (repeated, in order: the further runs' results), `bench_requests`
+//! (repeated: their per-request exports), `load_log`, `manifest`, `gate`, `probe`, `teardown`, `gpu`, `aiperf_server`; a fleet's
 //! `fleet`, `replica:<id>:before|after|series` and `router:before|after`.
 //!
 //! Reading never unpacks a file past its role's size limit (`sizes.rs`, as if read from
@@ -129,7 +130,7 @@ fn limit_of(role: &str, name: &str) -> u64 {
         "boot_log" | "load_log" => Role::Log,
         "before" | "after" => Role::Snapshot,
         "manifest" | "gate" | "probe" | "teardown" => Role::Document,
-        "bench" => Role::LoadResult,
+        "bench" | "bench_more" | "bench_requests" => Role::LoadResult,
         _ => Role::of_name(name.rsplit('/').next().unwrap_or(name)),
     };
     role.max_bytes()
@@ -407,6 +408,11 @@ pub fn into_input(mut p: Pack) -> (RunInput, Options) {
                     file,
                 })
             }
+            "bench_more" => input.bench_more.push(BenchInput {
+                evidence_path: f.evidence_path.unwrap_or_else(|| file.name.clone()),
+                file,
+            }),
+            "bench_requests" => input.bench_requests.push(file),
             "load_log" => input.load_log = Some(file),
             "manifest" => input.manifest = Some(file),
             "gate" => input.gate = Some(file),
@@ -518,6 +524,12 @@ pub fn into_pack(input: RunInput, opts: &Options, generated_ms: Option<f64>) -> 
     }
     if let Some(b) = input.bench {
         add("bench", b.file, Some(b.evidence_path));
+    }
+    for b in input.bench_more {
+        add("bench_more", b.file, Some(b.evidence_path));
+    }
+    for f in input.bench_requests {
+        add("bench_requests", f, None);
     }
     for (role, f) in [
         ("load_log", input.load_log),

@@ -92,6 +92,12 @@ fn judge_one(
             }
         },
     };
+    let mut checks = checks;
+    if let Some(timing) = &phase.timing {
+        for c in &mut checks {
+            c.message = format!("{} ({timing})", c.message);
+        }
+    }
     let status = worst(&checks);
     PhaseVerdict {
         index,
@@ -170,6 +176,7 @@ mod tests {
             start_wall: Some(from),
             end_wall: Some(to),
             duration: Some(to - from),
+            timing: None,
         }
     }
 

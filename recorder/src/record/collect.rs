@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use analyzer::docs::manifest::BenchResult;
+use analyzer::docs::manifest::{BenchResult, Client};
 
 use super::{Run, Stop};
 use crate::load;
@@ -54,26 +54,92 @@ impl Run {
         }
     }
 
-    /// The result file the client saved, copied in as `bench.json` or `bench.jsonl`.
+    /// The result file the client saved, copied in as `bench.json` or `bench.jsonl`; of
+    /// several load commands, each one's as `bench-N.json`, listed in its `load.runs` entry.
     fn collect_result(&mut self) {
+        if self.manifest.load.runs.len() > 1 && self.opts.bench_result.is_none() {
+            for i in 0..self.result_plans.len() {
+                let plan = &self.result_plans[i];
+                let found = load::find_result(&plan.file, plan.since);
+                let result = found.and_then(|src| self.bring_in(&src, i));
+                if let Some(run) = self.manifest.load.runs.get_mut(i) {
+                    run.result = result;
+                }
+            }
+            return;
+        }
         let found = match &self.opts.bench_result {
             Some(p) => p.is_file().then(|| p.clone()),
-            None => load::find_result(&self.result_plan, self.load_since),
+            None => self
+                .result_plans
+                .first()
+                .and_then(|p| load::find_result(&p.file, self.load_since)),
         };
-        let Some(src) = found else {
+        if let Some(src) = found {
+            self.manifest.bench_result = self.bring_in(&src, usize::MAX);
             return;
-        };
-        match load::bring_in(&src, &self.opts.dir) {
-            Ok(file) => {
-                self.manifest.bench_result = Some(BenchResult {
+        }
+        if let (Some(load::ResultFile::Exact(expected)), Some(Client::Aiperf)) = (
+            self.result_plans.first().map(|p| &p.file),
+            self.manifest.load.client,
+        ) {
+            let steps = load::aiperf_steps(&expected.clone());
+            self.bring_in_steps(&steps);
+        }
+    }
+
+    /// A sweep's step summaries as `bench-N.json`, each with its per-request export as
+    /// `bench-N.requests.jsonl` (T18, and the step's window: AIPerf's summary has none).
+    fn bring_in_steps(&mut self, steps: &[std::path::PathBuf]) {
+        for (i, src) in steps.iter().enumerate() {
+            let names = load::ResultNames::nth(i + 1);
+            match load::bring_in(src, &self.opts.dir, &names) {
+                Ok(file) => self.manifest.bench_steps.push(BenchResult {
                     file,
                     source: src.display().to_string(),
-                })
+                }),
+                Err(e) => {
+                    self.manifest.notes.push(format!(
+                        "cannot copy the result file {}: {e}",
+                        src.display()
+                    ));
+                    continue;
+                }
             }
-            Err(e) => self.manifest.notes.push(format!(
-                "cannot copy the result file {}: {e}",
-                src.display()
-            )),
+            let requests = src.with_file_name(load::AIPERF_REQUESTS);
+            let to = self
+                .opts
+                .dir
+                .join(format!("bench-{}.requests.jsonl", i + 1));
+            if requests.is_file() {
+                if let Err(e) = std::fs::copy(&requests, &to) {
+                    self.manifest.notes.push(format!(
+                        "cannot copy the per-request export {}: {e}",
+                        requests.display()
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Copies one result in under the names of the `i`th plan (`usize::MAX`: the only one).
+    fn bring_in(&mut self, src: &std::path::Path, i: usize) -> Option<BenchResult> {
+        let names = self
+            .result_plans
+            .get(i)
+            .map_or_else(load::ResultNames::only, |p| p.names.clone());
+        match load::bring_in(src, &self.opts.dir, &names) {
+            Ok(file) => Some(BenchResult {
+                file,
+                source: src.display().to_string(),
+            }),
+            Err(e) => {
+                self.manifest.notes.push(format!(
+                    "cannot copy the result file {}: {e}",
+                    src.display()
+                ));
+                None
+            }
         }
     }
 }

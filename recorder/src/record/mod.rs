@@ -98,7 +98,8 @@ struct Run {
     trees: Vec<TreeSnapshot>,
     load_started: bool,
     load_failed: bool,
-    result_plan: crate::load::ResultFile,
+    /// Where each load command's result will be, in order (one per command run).
+    result_plans: Vec<ResultPlan>,
     load_since: SystemTime,
     scraper: Option<Scraper>,
     series: Option<Recorder>,
@@ -107,6 +108,13 @@ struct Run {
     progress: progress::Progress,
     /// The replicas read through Prometheus, in a fleet run.
     fleet: Option<fleet::FleetRun>,
+}
+
+/// Where one load command's result will be, since when, and its names in the folder.
+struct ResultPlan {
+    file: crate::load::ResultFile,
+    since: SystemTime,
+    names: crate::load::ResultNames,
 }
 
 /// Runs `record`; returns the exit status.
@@ -126,7 +134,7 @@ pub fn record(opts: Options) -> i32 {
         trees: vec![],
         load_started: false,
         load_failed: false,
-        result_plan: crate::load::ResultFile::None,
+        result_plans: Vec::new(),
         load_since: SystemTime::now(),
         scraper: None,
         series: None,
