@@ -62,15 +62,6 @@ fn evidence(a: &analyzer::Analysis, id: &str, key: &str) -> Option<f64> {
         .and_then(Json::as_f64)
 }
 
-/// A loopback port of the range that nothing listens on (other jobs of the machine
-/// keep their simulators elsewhere).
-fn free_port_in(range: std::ops::RangeInclusive<u16>) -> u16 {
-    range
-        .into_iter()
-        .find(|&p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok())
-        .unwrap_or_else(free_port)
-}
-
 /// The number at a key path of a JSON value (`"0"` indexes an array).
 fn at(v: &Json, path: &[&str]) -> f64 {
     let mut node = v;
@@ -210,7 +201,7 @@ fn guidellm_sweep_is_judged_phase_by_phase() {
         return;
     };
     let w = World::new("guidellm-sweep");
-    let port = free_port_in(18100..=18199);
+    let port = port();
     let serve = format!("vllm serve m --port {port} --max-model-len 4096 --max-num-seqs 10");
     let mut c = w.recorder();
     c.args(["record", "-o", "run", "--serve", &serve, "--"])
@@ -284,7 +275,7 @@ fn aiperf_concurrency_list_is_judged_phase_by_phase() {
         return;
     };
     let w = World::new("aiperf-sweep");
-    let port = free_port_in(18100..=18199);
+    let port = port();
     let serve = format!("vllm serve m --port {port} --max-model-len 4096 --max-num-seqs 10");
     let mut c = w.recorder();
     c.args(["record", "-o", "run", "--serve", &serve, "--"])
@@ -343,7 +334,7 @@ fn several_vllm_bench_serve_runs_are_judged_phase_by_phase() {
         return;
     };
     let w = World::new("vllm-runs");
-    let port = free_port_in(18100..=18199);
+    let port = port();
     let serve = format!("vllm serve m --port {port} --max-model-len 4096 --max-num-seqs 10");
     let client = |concurrency: &str, prompts: &str| -> Vec<std::ffi::OsString> {
         let mut a: Vec<std::ffi::OsString> = vec![vllm.clone().into()];

@@ -242,7 +242,8 @@ fn run_tier(venv: &Path) -> Result<()> {
     let started = Instant::now();
     // The simulator the tests serve with, beside the recorder.
     run(cargo().args(["build", "-q", "-p", "enginesim", "-p", "recorder"]))?;
-    run(cargo()
+    let mut tests = cargo();
+    tests
         .args([
             "test",
             "-p",
@@ -254,13 +255,34 @@ fn run_tier(venv: &Path) -> Result<()> {
             "--nocapture",
         ])
         .env("INFERLINT_LOADTOOLS_VENV", venv)
-        .env("INFERLINT_LOADTOOLS_TOKENIZER", &tok))?;
+        .env("INFERLINT_LOADTOOLS_TOKENIZER", &tok);
+    let vllm = vllm_client();
+    if let Some(v) = &vllm {
+        tests.env("INFERLINT_VLLM_CLIENT", v);
+    }
+    run(&mut tests)?;
     eprintln!(
-        "== load-tools tier: passed in {:.0} s ({})",
+        "== load-tools tier: passed in {:.0} s ({}; {})",
         started.elapsed().as_secs_f64(),
-        tools_in(venv).summary()
+        tools_in(venv).summary(),
+        match vllm {
+            Some(_) => "vllm bench serve ran from the real-engine tier's environment",
+            None => "vllm bench serve not run: it comes with the real-engine tier's environment",
+        }
     );
     Ok(())
+}
+
+/// The real `vllm` whose `bench serve` client the several-runs test drives: the one
+/// `INFERLINT_VLLM_CLIENT` names, else the real-engine tier's when it is installed (this
+/// tier never installs it: it is 6 GB).
+fn vllm_client() -> Option<PathBuf> {
+    if let Some(v) = std::env::var_os("INFERLINT_VLLM_CLIENT") {
+        return Some(PathBuf::from(v));
+    }
+    let (venv, _) = crate::tools::tier_venv("INFERLINT_REAL_VENV", "real");
+    let vllm = venv.join("bin/vllm");
+    vllm.is_file().then_some(vllm)
 }
 
 /// `cargo xtask loadtools [--all] [--install-only]`.

@@ -27,7 +27,7 @@ pub fn table(phases: &[PhaseVerdict], colour: bool) -> Vec<String> {
     let w_asked = asked.iter().map(|s| s.chars().count()).max().unwrap_or(0);
     let w_ran = ran.iter().map(|s| s.chars().count()).max().unwrap_or(0);
     let mut out = vec![format!(
-        "Phases ({} of the load tool's sweep, each judged on its own window):",
+        "The load in {} phases, each judged on its own window:",
         phases.len()
     )];
     let head: Vec<String> = ids.iter().map(|id| format!("{id:<4}")).collect();
@@ -107,7 +107,7 @@ mod tests {
         assert_eq!(
             t,
             [
-                "Phases (2 of the load tool's sweep, each judged on its own window):",
+                "The load in 2 phases, each judged on its own window:",
                 "   #  load                           T1  T8    worst",
                 "   1  asked for 2 at once  / ran 2   ✔   ✔     PASS",
                 "   2  asked for 16 at once / ran 10  ✔   ✖     TRIPWIRE-FAILED",

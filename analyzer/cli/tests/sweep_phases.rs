@@ -80,13 +80,13 @@ fn a_sweep_shows_one_row_per_phase_with_its_own_verdicts() {
     // The terminal's table: one row per phase, after the checks.
     let table: Vec<&str> = out
         .lines()
-        .skip_while(|l| !l.starts_with("Phases ("))
+        .skip_while(|l| !l.starts_with("The load in "))
         .take(4)
         .collect();
     assert_eq!(
         table,
         [
-            "Phases (2 of the load tool's sweep, each judged on its own window):",
+            "The load in 2 phases, each judged on its own window:",
             "   #  load                           T1  T8  T9  T10 T15   worst",
             "   1  asked for 2 at once  / ran 2   ✔   ✔   ▲   ✔   ✔     WARN",
             "   2  asked for 16 at once / ran 10  ✔   ✖   ▲   ✔   ✔     TRIPWIRE-FAILED",
@@ -175,7 +175,7 @@ fn a_single_benchmark_has_no_phase_table() {
     let dir = copy_dir(&fixture("recorded/guidellm-concurrent16"), "single");
     let o = analyze(&dir, &[]);
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(!out.contains("Phases ("), "{out}");
+    assert!(!out.contains("The load in "), "{out}");
     assert!(results_json(&dir).get("phases").is_none());
 }
 
@@ -201,7 +201,7 @@ fn phases_the_recording_does_not_cover_are_cant_tell() {
 /// The phase rows of the terminal's table (header lines included).
 fn table(out: &str) -> Vec<&str> {
     out.lines()
-        .skip_while(|l| !l.starts_with("Phases ("))
+        .skip_while(|l| !l.starts_with("The load in "))
         .take(4)
         .collect()
 }
@@ -222,7 +222,7 @@ fn assert_two_vllm_phases(dir: &Path, out: &str, files: [&str; 2]) -> Vec<Json> 
     assert_eq!(
         table(out),
         [
-            "Phases (2 of the load tool's sweep, each judged on its own window):",
+            "The load in 2 phases, each judged on its own window:",
             "   #  load                           T1  T8  T9  T10 T15   worst",
             "   1  asked for 2 at once  / ran 2   ✔   ✔   ▲   ✔   ✔     WARN",
             "   2  asked for 16 at once / ran 10  ✔   ✖   ▲   ✔   ✔     TRIPWIRE-FAILED",
@@ -314,7 +314,7 @@ fn a_damaged_run_result_is_named_and_never_left_out() {
     let o = analyze(&dir, &[]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("bench-2.json:2"), "{out}");
-    assert!(!out.contains("Phases ("), "{out}");
+    assert!(!out.contains("The load in "), "{out}");
     assert_ne!(o.status.code(), Some(0));
 }
 
@@ -329,7 +329,7 @@ fn an_aiperf_concurrency_list_is_phases_cut_by_its_per_request_export() {
     assert_eq!(
         table(&out),
         [
-            "Phases (2 of the load tool's sweep, each judged on its own window):",
+            "The load in 2 phases, each judged on its own window:",
             "   #  load                           T1  T8  T9  T10 T15   worst",
             "   1  asked for 2 at once  / ran 2   ✔   ✔   ▲   ✔   ✔     WARN",
             "   2  asked for 16 at once / ran 10  ✔   ✖   ▲   ✔   ✔     TRIPWIRE-FAILED",
