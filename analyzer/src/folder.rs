@@ -122,7 +122,7 @@ pub fn discover(names: &[&str]) -> Discovery {
     };
     let bench_requests = bench_runs
         .iter()
-        .filter_map(|n| requests_name(n))
+        .filter_map(|n| crate::docs::bench_requests_of(n))
         .filter(|r| names.contains(&r.as_str()))
         .collect();
     Discovery {
@@ -146,15 +146,6 @@ pub fn discover(names: &[&str]) -> Discovery {
     }
 }
 
-/// The per-request export of a numbered run's result (`bench-N.json`:
-/// `bench-N.requests.jsonl`).
-pub fn requests_name(result: &str) -> Option<String> {
-    let stem = result
-        .strip_suffix(".json")
-        .or_else(|| result.strip_suffix(".jsonl"))?;
-    Some(format!("{stem}.requests.jsonl"))
-}
-
 /// `bench-N.json` (or `.jsonl`) names, by N; none unless there are two or more.
 fn numbered_runs(names: &[&str]) -> Vec<String> {
     let mut runs: Vec<(u64, &str)> = names
@@ -163,7 +154,7 @@ fn numbered_runs(names: &[&str]) -> Vec<String> {
             let stem = n
                 .strip_suffix(".json")
                 .or_else(|| n.strip_suffix(".jsonl"))?;
-            let digits = stem.strip_prefix("bench-")?;
+            let digits = stem.strip_prefix(crate::docs::BENCH_RUN_PREFIX)?;
             let all_digits = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
             Some((digits.parse().ok().filter(|_| all_digits)?, *n))
         })

@@ -77,6 +77,19 @@ fn every_target_holds_on_the_recorded_runs() {
     }
 }
 
+#[test]
+fn the_aiperf_records_target_holds_on_the_recorded_exports() {
+    let dir = common::workspace_root().join("fixtures/loadtools/recorded/aiperf-sweep-2-16");
+    let mut seen = 0;
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        if e.file_name().to_string_lossy().ends_with(".requests.jsonl") {
+            target("aiperf_records")(&std::fs::read(e.path()).unwrap());
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 2, "the two steps' exports in {}", dir.display());
+}
+
 /// A recorded run as one `run` fuzz input, with `from` replaced by `to` in `file`.
 fn whole_run(engine: &str, file: &str, from: &str, to: &str) -> Vec<u8> {
     let dir = common::workspace_root()

@@ -184,8 +184,8 @@ impl ResultNames {
     /// Of the Nth (1-based) of several.
     pub fn nth(n: usize) -> ResultNames {
         ResultNames {
-            json: format!("bench-{n}.json"),
-            jsonl: format!("bench-{n}.jsonl"),
+            json: docs::bench_run_json(n),
+            jsonl: docs::bench_run_jsonl(n),
             aiperf_dir: format!("{}-{n}", docs::AIPERF_DIR),
         }
     }

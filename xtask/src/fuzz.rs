@@ -23,6 +23,7 @@ const TARGETS: &[&str] = &[
     "lenient_json",
     "series",
     "bench",
+    "aiperf_records",
     "python_literal",
     "bootlog_vllm",
     "bootlog_sglang",
@@ -32,7 +33,7 @@ const TARGETS: &[&str] = &[
     "run",
 ];
 
-/// Seconds per target in `cargo xtask ci` (12 targets: about three minutes of fuzzing
+/// Seconds per target in `cargo xtask ci` (13 targets: about three minutes of fuzzing
 /// after the build).
 pub(crate) const CI_SECONDS: u64 = 15;
 /// Seconds per target of a campaign unless told.
@@ -225,6 +226,9 @@ fn seed_all() -> Result<()> {
             }
             if name.starts_with(analyzer::docs::BENCH_JSON) {
                 seed("bench", &head)?;
+            }
+            if name.ends_with(".requests.jsonl") {
+                seed("aiperf_records", &head)?;
             }
             if name.ends_with(".json") && bytes.len() <= 256 * 1024 {
                 seed("lenient_json", &bytes)?;

@@ -34,6 +34,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("lenient_json", lenient_json),
     ("series", series),
     ("bench", bench),
+    ("aiperf_records", aiperf_records),
     ("python_literal", python_literal),
     ("bootlog_vllm", bootlog_vllm),
     ("bootlog_sglang", bootlog_sglang),
@@ -209,6 +210,35 @@ pub fn bench(data: &[u8]) {
             assert!(v.is_finite(), "{v} kept");
         }
     }
+}
+
+/// AIPerf's per-request export: every kept time passed the gate, and a step's window never
+/// ends before it starts.
+pub fn aiperf_records(data: &[u8]) {
+    let Ok(r) = analyzer::bench::aiperf_records::read("f", data) else {
+        return;
+    };
+    for w in [r.start_wall, r.end_wall].into_iter().flatten() {
+        assert!(
+            plausible::check(Quantity::WallClock, w).is_ok(),
+            "wall time {w} kept"
+        );
+    }
+    let q = &r.requests;
+    let durations = [
+        q.latency_s.iter().flatten().flatten(),
+        q.start_s.iter().flatten().flatten(),
+    ];
+    for t in q.ttft_s.iter().flatten().chain(durations[0].clone()) {
+        assert!(
+            plausible::check(Quantity::Seconds, *t).is_ok(),
+            "request time {t} kept"
+        );
+    }
+    for s in durations[1].clone() {
+        assert!(s.is_finite(), "start {s} kept");
+    }
+    assert_eq!(q.ttft_s.len(), q.start_s.as_ref().map_or(0, Vec::len));
 }
 
 /// Python literals (the boot logs' argument dicts): what they read as is JSON that the

@@ -28,7 +28,7 @@ pub fn read_all(
             .bytes()
             .and_then(|bytes| BenchResult::read(name, bytes))?;
         let base = name.rsplit('/').next().unwrap_or(name);
-        let export = crate::folder::requests_name(base).and_then(|r| {
+        let export = crate::docs::bench_requests_of(base).and_then(|r| {
             requests
                 .iter()
                 .find(|f| f.name.rsplit('/').next() == Some(r.as_str()))

@@ -55,6 +55,26 @@ pub const GPU_SAMPLES: &str = "gpu.samples.jsonl";
 pub const BENCH_JSON: &str = "bench.json";
 /// SGLang's client result, one line per run.
 pub const BENCH_JSONL: &str = "bench.jsonl";
+/// The result of the Nth (1-based) of several load commands (`--then`): `bench-N.json`,
+/// `bench-N.jsonl` for SGLang's client.
+pub const BENCH_RUN_PREFIX: &str = "bench-";
+
+pub fn bench_run_json(n: usize) -> String {
+    format!("{BENCH_RUN_PREFIX}{n}.json")
+}
+
+pub fn bench_run_jsonl(n: usize) -> String {
+    format!("{BENCH_RUN_PREFIX}{n}.jsonl")
+}
+
+/// The per-request export beside a run's result (`bench-N.json`:
+/// `bench-N.requests.jsonl`), copied in from an AIPerf step.
+pub fn bench_requests_of(result: &str) -> Option<String> {
+    let stem = result
+        .strip_suffix(".json")
+        .or_else(|| result.strip_suffix(".jsonl"))?;
+    Some(format!("{stem}.requests.jsonl"))
+}
 /// GuideLLM's JSON report as the tool names it by default (`guidellm run --output
 /// kind=json`); read by its shape under any name.
 pub const GUIDELLM_RESULT: &str = "benchmarks.json";

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use analyzer::docs;
 use analyzer::docs::manifest::{BenchResult, Client};
 
 use super::{Run, Stop};
@@ -107,10 +108,10 @@ impl Run {
                 }
             }
             let requests = src.with_file_name(load::AIPERF_REQUESTS);
-            let to = self
-                .opts
-                .dir
-                .join(format!("bench-{}.requests.jsonl", i + 1));
+            let Some(to) = docs::bench_requests_of(&names.json) else {
+                continue;
+            };
+            let to = self.opts.dir.join(to);
             if requests.is_file() {
                 if let Err(e) = std::fs::copy(&requests, &to) {
                     self.manifest.notes.push(format!(
