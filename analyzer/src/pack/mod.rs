@@ -32,6 +32,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 
 pub mod columns;
+pub mod rows;
 
 use crate::analysis::{BenchInput, InputFile, NamedEngine, Options, RunInput};
 use crate::engine::Engine;
