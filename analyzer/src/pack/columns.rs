@@ -387,6 +387,8 @@ pub fn is_columnar(data: &[u8]) -> bool {
 pub struct Lines<'a> {
     /// Per skeleton: its first column and its pieces (one more than its values).
     skeletons: Vec<(usize, Vec<&'a [u8]>)>,
+    /// Per skeleton: the length of its pieces together.
+    skeleton_lens: Vec<usize>,
     cursors: Vec<Cursor<'a>>,
     ids: Reader<'a>,
     lines: usize,
@@ -458,6 +460,10 @@ impl<'a> Lines<'a> {
             }
         }
         Ok(Lines {
+            skeleton_lens: skeletons
+                .iter()
+                .map(|(_, pieces)| pieces.iter().map(|p| p.len()).sum())
+                .collect(),
             skeletons,
             cursors,
             ids: Reader { data, at: ids_at },
@@ -494,7 +500,7 @@ impl<'a> Lines<'a> {
         let id = self.ids.u64()? as usize;
         let (first, pieces) = &self.skeletons[id];
         self.values.clear();
-        let mut len = usize::from(self.read > 0) + pieces.iter().map(|p| p.len()).sum::<usize>();
+        let mut len = usize::from(self.read > 0) + self.skeleton_lens[id];
         for cursor in &mut self.cursors[*first..*first + pieces.len() - 1] {
             let value = cursor.next()?;
             len += value.text_len();
