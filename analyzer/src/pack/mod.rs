@@ -767,6 +767,38 @@ mod tests {
     }
 
     #[test]
+    fn a_run_kept_as_columns_reads_and_saves_as_its_text() {
+        let series = b"{\"schema\": \"inferlint.series/1\", \"interval_s\": 0.25}\n\
+            {\"t_wall\": 1.25, \"t_mono_ns\": 5, \"running\": 2.0, \"kv_usage\": 7.5}\n\
+            {\"t_wall\": 1.5, \"t_mono_ns\": 9, \"running\": \"x\"}\n"
+            .to_vec();
+        let gpu = b"{\"t_wall\": 1.25, \"gpu\": 0, \"sm_clock_mhz\": 1980}\n".to_vec();
+        let input = RunInput {
+            series: Some(InputFile::new("run/run.series.jsonl", series.clone())),
+            gpu: Some(InputFile::new("run/gpu.samples.jsonl", gpu.clone())),
+            ..RunInput::default()
+        };
+        let text = encode(&to_pack(&input, &Options::default(), None));
+        let Ok(Carried::One(kept)) = decode_any_keeping_columns(&text) else {
+            panic!("one run expected");
+        };
+        let series_file = kept.files.iter().find(|f| f.role == "series").unwrap();
+        assert!(matches!(series_file.form, Form::Columns { .. }));
+        assert_eq!(series_file.text().unwrap().as_ref(), series.as_slice());
+        // The series is read from the columns, the other columnar file as its text.
+        let (back, _, read) = input_reading_series(&kept);
+        let want = Series::read("run/run.series.jsonl", &series);
+        assert_eq!(format!("{read:?}"), format!("{:?}", Some(want)));
+        assert_eq!(back.series.unwrap().name, "run/run.series.jsonl");
+        assert_eq!(back.gpu.unwrap().bytes, Ok(gpu.clone()));
+        // Saved again, the columns are carried as they came and read back as the text.
+        let saved = decode(&encode(&kept)).unwrap();
+        assert_eq!(saved, decode(&text).unwrap());
+        let (all, _) = into_input(kept);
+        assert_eq!(all.series.unwrap().bytes, Ok(series));
+    }
+
+    #[test]
     fn an_aiperf_scrape_keeps_its_role() {
         let input = RunInput {
             aiperf_server: Some(InputFile::new(
