@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use analyzer::analysis::{Analysis, AnalyzeError, Options, RunInput};
 use analyzer::compare::{self, Comparison, Overlay, Run, Tolerance};
-use analyzer::insights::charts::{BarChart, TimeChart};
 use analyzer::input::InputError;
+use analyzer::insights::charts::{BarChart, TimeChart};
 use analyzer::pack::{self, Form, Pack, Packs};
-use analyzer::series::Series;
 use analyzer::report::Report;
+use analyzer::series::Series;
 
 /// The charts, each shared (a 24-hour run's series are large: never copied).
 #[derive(Clone, Default)]
