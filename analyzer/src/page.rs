@@ -95,7 +95,7 @@ fn with_title(head: &str, title: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pack::PackedFile;
+    use crate::pack::{Form, PackedFile};
 
     const TEMPLATE: &str = "<!DOCTYPE html>\n<html><head><title>inferlint report</title></head>\
         <body><div id=\"app\"></div>\
@@ -118,12 +118,14 @@ mod tests {
                     name: format!("run/{HOSTILE}.log"),
                     bytes: Ok(format!("INFO {HOSTILE}\n").into_bytes()),
                     evidence_path: None,
+                    form: Form::Text,
                 },
                 PackedFile {
                     role: "bench".to_string(),
                     name: "run/bench.json".to_string(),
                     bytes: Err(HOSTILE.to_string()),
                     evidence_path: Some(HOSTILE.to_string()),
+                    form: Form::Text,
                 },
             ],
         }

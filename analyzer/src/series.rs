@@ -243,17 +243,56 @@ impl SeriesReader {
                 s.interval_s = h.interval_s;
                 s.engine_named = h.engine;
             }
-            Some(Line::Row(r)) => {
-                if let Some(r) = gate_row(r, (&self.file, Some(n)), &mut s.implausible) {
-                    s.rows.push(r);
-                    s.row_lines.push(u32::try_from(n).unwrap_or(u32::MAX));
-                }
-            }
+            Some(Line::Row(r)) => self.keep_row(r, n),
             None => {
                 s.skipped += 1;
                 s.first_skipped_line.get_or_insert(n);
             }
         }
+    }
+}
+
+/// Reading a series line by line when its lines come whole, some already read as rows
+/// (the one-file report carries the series as columns: `pack::rows` gives each line's row
+/// without making its text). The result is the same as pushing the text of every line.
+impl SeriesReader {
+    /// The next whole line, as its text (without its newline). Only between whole lines:
+    /// after [`SeriesReader::push`] has left no unfinished line.
+    pub fn push_line(&mut self, raw: &[u8]) {
+        debug_assert!(
+            self.partial.is_empty(),
+            "push_line after an unfinished line"
+        );
+        self.line(raw);
+    }
+
+    /// The next whole line, given as the row [`plain_row`] reads from its text: gated and
+    /// kept as [`SeriesReader::push_line`] would keep it.
+    pub fn push_row(&mut self, row: Row) {
+        debug_assert!(self.partial.is_empty(), "push_row after an unfinished line");
+        self.lines += 1;
+        self.keep_row(row, self.lines);
+    }
+
+    /// A sample row of line `n` through the plausibility gate: kept unless its `t_wall`
+    /// was refused.
+    fn keep_row(&mut self, r: Row, n: usize) {
+        let s = &mut self.series;
+        if let Some(r) = gate_row(r, (&self.file, Some(n)), &mut s.implausible) {
+            s.rows.push(r);
+            s.row_lines.push(u32::try_from(n).unwrap_or(u32::MAX));
+        }
+    }
+}
+
+/// The row a whole line's text reads as when it is a plain sample line (a flat object of
+/// numbers, `null` and non-finite tokens, as the fast path reads it), before the
+/// plausibility gate; `None` for a header, a skipped line or anything the full JSON reader
+/// would have to judge. Such a line's row is what [`SeriesReader::push_line`] keeps.
+pub fn plain_row(raw: &[u8]) -> Option<Row> {
+    match fast_row(decode_lossy(raw).trim()) {
+        Fast::Row(r) => Some(r),
+        Fast::Skip | Fast::Unsure => None,
     }
 }
 

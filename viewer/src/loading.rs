@@ -30,7 +30,8 @@ pub fn embedded() -> Option<Shown> {
         .and_then(|el| el.text_content())
         .filter(|t| !t.trim().is_empty())?;
     let source = "this file".to_string();
-    let carried = pack::decode_any(&text);
+    // Files carried as columns stay columns: the series is read from them into its rows.
+    let carried = pack::decode_any_keeping_columns(&text);
     mark("unpacked");
     let shown = match carried {
         Ok(Carried::One(p)) => Shown::One(analyze_pack(p, source)),

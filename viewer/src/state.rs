@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use analyzer::analysis::{Analysis, AnalyzeError, Options, RunInput};
 use analyzer::compare::{self, Comparison, Overlay, Run, Tolerance};
+use analyzer::input::InputError;
 use analyzer::insights::charts::{BarChart, TimeChart};
-use analyzer::pack::{self, Pack, Packs};
+use analyzer::pack::{self, Form, Pack, Packs};
 use analyzer::report::Report;
+use analyzer::series::Series;
 
 /// The charts, each shared (a 24-hour run's series are large: never copied).
 #[derive(Clone, Default)]
@@ -96,12 +98,23 @@ fn local_offset_min() -> i32 {
     -(js_sys::Date::new_0().get_timezone_offset() as i32)
 }
 
-/// Analyzes a pack with the same analyzer as the terminal. Its files are moved into the
-/// analysis and back, never copied (a day's series is tens of MB).
+/// Analyzes a pack with the same analyzer as the terminal. A pack carried by this file
+/// keeps its series as columns and the analysis reads the rows straight from them (never
+/// its text); a dropped folder's files are moved into the analysis and back, never copied
+/// (a day's series is tens of MB).
 pub fn analyze_pack(pack: Pack, source: String) -> Loaded {
     let generated_ms = pack.generated_ms;
+    if pack.files.iter().any(|f| f.form != Form::Text) {
+        let result = analysis_of_pack(&pack).map(Shown::new);
+        return Loaded {
+            generated_ms,
+            source,
+            result,
+            pack,
+        };
+    }
     let (input, opts) = pack::into_input(pack);
-    let result = analysis_of(&input, opts.clone()).map(Shown::new);
+    let result = analysis_of(&input, opts.clone(), None).map(Shown::new);
     Loaded {
         generated_ms,
         source,
@@ -112,14 +125,23 @@ pub fn analyze_pack(pack: Pack, source: String) -> Loaded {
 
 /// The pack's analysis, or what the page says when there is none.
 fn analysis_of_pack(pack: &Pack) -> Result<Analysis, String> {
-    let (input, opts) = pack::from_pack(pack);
-    analysis_of(&input, opts)
+    let (input, opts, series) = pack::input_reading_series(pack);
+    analysis_of(&input, opts, Some(series))
 }
 
-/// The inputs' analysis, or what the page says when there is none.
-fn analysis_of(input: &RunInput, mut opts: Options) -> Result<Analysis, String> {
+/// The inputs' analysis, or what the page says when there is none; `series`: the series
+/// already read (`Some`), else read from `input` by the analysis.
+fn analysis_of(
+    input: &RunInput,
+    mut opts: Options,
+    series: Option<Option<Result<Series, InputError>>>,
+) -> Result<Analysis, String> {
     opts.utc_offset_min = local_offset_min();
-    match analyzer::analyze(input, &opts) {
+    let analysis = match series {
+        Some(series) => analyzer::analysis::analyze_with_series(input, &opts, series),
+        None => analyzer::analyze(input, &opts),
+    };
+    match analysis {
         Ok(a) => Ok(a),
         Err(AnalyzeError::NothingUsable(errors)) => Err(format!(
             "No usable run file. {}",

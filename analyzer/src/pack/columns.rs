@@ -318,110 +318,231 @@ struct Cursor<'a> {
     predictor: Predictor,
 }
 
+impl<'a> Cursor<'a> {
+    fn next(&mut self) -> Result<Value<'a>, ColumnsError> {
+        let decimals = self.decimals.take(1)?[0];
+        if decimals == RAW {
+            return Ok(Value::Raw(self.raws.bytes()?));
+        }
+        if usize::from(decimals) > MAX_DECIMALS {
+            return Err(ColumnsError::Damaged("too many decimals"));
+        }
+        let mantissa = self
+            .predictor
+            .next(self.mode)
+            .wrapping_add(self.mantissas.i64()?);
+        self.predictor.push(mantissa);
+        Ok(Value::Number { mantissa, decimals })
+    }
+}
+
+/// A number value of a line as the columns keep it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Value<'a> {
+    /// `mantissa / 10^decimals`, written with exactly `decimals` decimals (at most 18).
+    Number { mantissa: i64, decimals: u8 },
+    /// A value kept as its text (`-0.0`, leading zeros, too many digits).
+    Raw(&'a [u8]),
+}
+
+impl Value<'_> {
+    /// The value's exact text.
+    pub fn write(&self, out: &mut Vec<u8>) {
+        match *self {
+            Value::Number { mantissa, decimals } => {
+                let mut buf = [0u8; 24];
+                out.extend_from_slice(value_text(mantissa, decimals, &mut buf));
+            }
+            Value::Raw(raw) => out.extend_from_slice(raw),
+        }
+    }
+
+    /// The length of the value's text.
+    fn text_len(&self) -> usize {
+        match *self {
+            Value::Number { mantissa, decimals } => {
+                let digits = mantissa
+                    .unsigned_abs()
+                    .checked_ilog10()
+                    .map_or(1, |l| l as usize + 1);
+                let decimals = usize::from(decimals);
+                // At least one digit before the point.
+                let digits = digits.max(decimals + 1);
+                digits + usize::from(decimals > 0) + usize::from(mantissa < 0)
+            }
+            Value::Raw(raw) => raw.len(),
+        }
+    }
+}
+
 /// True when `data` starts as [`encode`]'s output does.
 pub fn is_columnar(data: &[u8]) -> bool {
     data.starts_with(MAGIC)
 }
 
+/// The lines of a columnar copy one at a time, each as its skeleton and its values, never
+/// as text: a reader can take each line's values where it wants them. Refuses a copy whose
+/// text would pass the limit it is given, as [`decode`] does, when the line that passes it
+/// is reached.
+pub struct Lines<'a> {
+    /// Per skeleton: its first column and its pieces (one more than its values).
+    skeletons: Vec<(usize, Vec<&'a [u8]>)>,
+    /// Per skeleton: the length of its pieces together.
+    skeleton_lens: Vec<usize>,
+    cursors: Vec<Cursor<'a>>,
+    ids: Reader<'a>,
+    lines: usize,
+    /// Lines read so far.
+    read: usize,
+    /// Bytes of text the lines read so far make, newlines included.
+    text_len: usize,
+    limit: usize,
+    values: Vec<Value<'a>>,
+}
+
+impl<'a> Lines<'a> {
+    /// Reads the copy's dictionary and column table; refuses a copy damaged there.
+    pub fn new(data: &'a [u8], limit: usize) -> Result<Lines<'a>, ColumnsError> {
+        if !is_columnar(data) {
+            return Err(ColumnsError::NotColumnar);
+        }
+        let mut r = Reader {
+            data,
+            at: MAGIC.len(),
+        };
+        // A skeleton takes at least two bytes (its count and one piece length).
+        let n_skeletons = r.count(2)?;
+        let mut skeletons = Vec::with_capacity(n_skeletons);
+        let mut n_columns = 0usize;
+        for _ in 0..n_skeletons {
+            let values = r.count(1)?;
+            let mut pieces = Vec::with_capacity(values + 1);
+            for _ in 0..=values {
+                pieces.push(r.bytes()?);
+            }
+            skeletons.push((n_columns, pieces));
+            n_columns += values;
+        }
+        let lines = r.count(1)?;
+        let ids_at = r.at;
+        let mut per_skeleton = vec![0usize; n_skeletons];
+        for _ in 0..lines {
+            let id = r.u64()?;
+            *usize::try_from(id)
+                .ok()
+                .and_then(|i| per_skeleton.get_mut(i))
+                .ok_or(ColumnsError::Damaged("a line names no skeleton"))? += 1;
+        }
+        let mut table = Vec::with_capacity(n_columns.min(data.len()));
+        for _ in 0..n_columns {
+            let mode = *r.take(1)?.first().unwrap_or(&PREVIOUS);
+            if mode != PREVIOUS && mode != LINEAR {
+                return Err(ColumnsError::Damaged("an unknown prediction"));
+            }
+            let mantissa_len = r.count(1)?;
+            let raw_len = r.count(1)?;
+            table.push((mode, mantissa_len, raw_len));
+        }
+        let mut cursors = Vec::with_capacity(n_columns);
+        for (id, (first, pieces)) in skeletons.iter().enumerate() {
+            for &(mode, mantissa_len, raw_len) in &table[*first..first + pieces.len() - 1] {
+                let decimals = r.take(per_skeleton[id])?;
+                let mantissas = r.take(mantissa_len)?;
+                let raws = r.take(raw_len)?;
+                let reader = |data| Reader { data, at: 0 };
+                cursors.push(Cursor {
+                    mode,
+                    decimals: reader(decimals),
+                    mantissas: reader(mantissas),
+                    raws: reader(raws),
+                    predictor: Predictor::default(),
+                });
+            }
+        }
+        Ok(Lines {
+            skeleton_lens: skeletons
+                .iter()
+                .map(|(_, pieces)| pieces.iter().map(|p| p.len()).sum())
+                .collect(),
+            skeletons,
+            cursors,
+            ids: Reader { data, at: ids_at },
+            lines,
+            read: 0,
+            text_len: 0,
+            limit,
+            values: Vec::new(),
+        })
+    }
+
+    /// How many lines the copy has (one more than its text's newlines).
+    pub fn len(&self) -> usize {
+        self.lines
+    }
+
+    /// True for a copy of no lines at all (never made by [`encode`]: empty text is a line).
+    pub fn is_empty(&self) -> bool {
+        self.lines == 0
+    }
+
+    /// Every skeleton by its index: the text around a line's values (one more piece than
+    /// values).
+    pub fn skeletons(&self) -> impl Iterator<Item = &[&'a [u8]]> {
+        self.skeletons.iter().map(|(_, pieces)| pieces.as_slice())
+    }
+
+    /// The next line: its skeleton's index and its values (in [`Lines::values`]); `None`
+    /// after the last.
+    pub fn next_line(&mut self) -> Result<Option<usize>, ColumnsError> {
+        if self.read == self.lines {
+            return Ok(None);
+        }
+        let id = self.ids.u64()? as usize;
+        let (first, pieces) = &self.skeletons[id];
+        self.values.clear();
+        let mut len = usize::from(self.read > 0) + self.skeleton_lens[id];
+        for cursor in &mut self.cursors[*first..*first + pieces.len() - 1] {
+            let value = cursor.next()?;
+            len += value.text_len();
+            self.values.push(value);
+        }
+        self.text_len = self.text_len.saturating_add(len);
+        if self.text_len > self.limit {
+            return Err(ColumnsError::TooLarge(self.limit));
+        }
+        self.read += 1;
+        Ok(Some(id))
+    }
+
+    /// The values of the line [`Lines::next_line`] last gave.
+    pub fn values(&self) -> &[Value<'a>] {
+        &self.values
+    }
+
+    /// The text of the line [`Lines::next_line`] last gave, its skeleton `id`'s, appended
+    /// to `out` (without a newline).
+    pub fn write_line(&self, id: usize, out: &mut Vec<u8>) {
+        let pieces = &self.skeletons[id].1;
+        out.extend_from_slice(pieces[0]);
+        for (value, piece) in self.values.iter().zip(&pieces[1..]) {
+            value.write(out);
+            out.extend_from_slice(piece);
+        }
+    }
+}
+
 /// The exact bytes [`encode`] was given, refused when they would pass `limit` bytes;
 /// `size_hint` (the size the pack states, itself untrusted) only reserves memory.
 pub fn decode(data: &[u8], limit: usize, size_hint: usize) -> Result<Vec<u8>, ColumnsError> {
-    if !is_columnar(data) {
-        return Err(ColumnsError::NotColumnar);
-    }
-    let mut r = Reader {
-        data,
-        at: MAGIC.len(),
-    };
-    // A skeleton takes at least two bytes (its count and one piece length).
-    let n_skeletons = r.count(2)?;
-    let mut skeletons = Vec::with_capacity(n_skeletons);
-    let mut n_columns = 0usize;
-    for _ in 0..n_skeletons {
-        let values = r.count(1)?;
-        let mut pieces = Vec::with_capacity(values + 1);
-        for _ in 0..=values {
-            pieces.push(r.bytes()?);
-        }
-        skeletons.push((n_columns, pieces));
-        n_columns += values;
-    }
-    let n_lines = r.count(1)?;
-    let ids_at = r.at;
-    let mut per_skeleton = vec![0usize; n_skeletons];
-    for _ in 0..n_lines {
-        let id = r.u64()?;
-        *usize::try_from(id)
-            .ok()
-            .and_then(|i| per_skeleton.get_mut(i))
-            .ok_or(ColumnsError::Damaged("a line names no skeleton"))? += 1;
-    }
-    let mut table = Vec::with_capacity(n_columns.min(data.len()));
-    for _ in 0..n_columns {
-        let mode = *r.take(1)?.first().unwrap_or(&PREVIOUS);
-        if mode != PREVIOUS && mode != LINEAR {
-            return Err(ColumnsError::Damaged("an unknown prediction"));
-        }
-        let mantissa_len = r.count(1)?;
-        let raw_len = r.count(1)?;
-        table.push((mode, mantissa_len, raw_len));
-    }
-    let mut cursors = Vec::with_capacity(n_columns);
-    for (id, (first, pieces)) in skeletons.iter().enumerate() {
-        for &(mode, mantissa_len, raw_len) in &table[*first..first + pieces.len() - 1] {
-            let decimals = r.take(per_skeleton[id])?;
-            let mantissas = r.take(mantissa_len)?;
-            let raws = r.take(raw_len)?;
-            let reader = |data| Reader { data, at: 0 };
-            cursors.push(Cursor {
-                mode,
-                decimals: reader(decimals),
-                mantissas: reader(mantissas),
-                raws: reader(raws),
-                predictor: Predictor::default(),
-            });
-        }
-    }
+    let mut lines = Lines::new(data, limit)?;
     let mut out = Vec::with_capacity(size_hint.min(limit));
-    let mut ids = Reader { data, at: ids_at };
-    let room = |out: &Vec<u8>, more: usize| {
-        if out.len() + more > limit {
-            Err(ColumnsError::TooLarge(limit))
-        } else {
-            Ok(())
-        }
-    };
-    for line in 0..n_lines {
-        if line > 0 {
-            room(&out, 1)?;
+    let mut first = true;
+    while let Some(id) = lines.next_line()? {
+        if !first {
             out.push(b'\n');
         }
-        let (first, pieces) = &skeletons[ids.u64()? as usize];
-        room(&out, pieces[0].len())?;
-        out.extend_from_slice(pieces[0]);
-        for (cursor, piece) in cursors[*first..].iter_mut().zip(&pieces[1..]) {
-            let decimals = cursor.decimals.take(1)?[0];
-            if decimals == RAW {
-                let raw = cursor.raws.bytes()?;
-                room(&out, raw.len())?;
-                out.extend_from_slice(raw);
-            } else {
-                if usize::from(decimals) > MAX_DECIMALS {
-                    return Err(ColumnsError::Damaged("too many decimals"));
-                }
-                let m = cursor
-                    .predictor
-                    .next(cursor.mode)
-                    .wrapping_add(cursor.mantissas.i64()?);
-                cursor.predictor.push(m);
-                let mut buf = [0u8; 24];
-                let text = value_text(m, decimals, &mut buf);
-                room(&out, text.len())?;
-                out.extend_from_slice(text);
-            }
-            room(&out, piece.len())?;
-            out.extend_from_slice(piece);
-        }
+        first = false;
+        lines.write_line(id, &mut out);
     }
     Ok(out)
 }

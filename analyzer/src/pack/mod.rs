@@ -33,10 +33,13 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 
 pub mod columns;
+pub mod rows;
 
 use crate::analysis::{BenchInput, InputFile, NamedEngine, Options, RunInput};
 use crate::engine::Engine;
+use crate::input::InputError;
 use crate::json::{self, Json};
+use crate::series::Series;
 use crate::sizes::Role;
 
 /// The format tag (distinct from the manifest's `inferlint.run/1`).
@@ -60,9 +63,37 @@ const COLUMNAR_ROLES: [&str; 2] = ["series", "gpu"];
 pub struct PackedFile {
     pub role: String,
     pub name: String,
+    /// The file's text, or its columnar copy (`form`).
     pub bytes: Result<Vec<u8>, String>,
     /// For the `bench` role: the path T15 records as `result_file`.
     pub evidence_path: Option<String>,
+    pub form: Form,
+}
+
+/// What a packed file's `bytes` hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Form {
+    /// The file's text.
+    #[default]
+    Text,
+    /// Its columnar copy (`columns`, inflated), as [`decode_any_keeping_columns`] keeps a
+    /// file carried so: its text, at most `limit` bytes, is made only when asked
+    /// ([`PackedFile::text`]), and a series is read from it without text ([`input_reading_series`]).
+    /// `size`: the text's size the pack stated (a hint, untrusted), written back when saved.
+    Columns { limit: usize, size: usize },
+}
+
+impl PackedFile {
+    /// The file's text, made from its columns when it holds them.
+    pub fn text(&self) -> Result<std::borrow::Cow<'_, [u8]>, String> {
+        let bytes = self.bytes.as_deref().map_err(Clone::clone)?;
+        match self.form {
+            Form::Text => Ok(bytes.into()),
+            Form::Columns { limit, size } => columns::decode(bytes, limit, size)
+                .map(Into::into)
+                .map_err(|e| format!("embedded copy unreadable: {e}")),
+        }
+    }
 }
 
 /// A whole run: files, the analysis options as strings, and when the page was made.
@@ -115,8 +146,11 @@ pub fn decompress(data: &[u8], limit: usize) -> Result<Vec<u8>, String> {
 }
 
 /// A file as the pack carries it: (key, base64 of the compressed bytes).
-fn carry(role: &str, bytes: &[u8]) -> (&'static str, String) {
-    if COLUMNAR_ROLES.contains(&role) {
+fn carry(role: &str, bytes: &[u8], form: Form) -> (&'static str, String) {
+    if let Form::Columns { .. } = form {
+        // Already columns: carried as they came.
+        ("c", base64_encode(&compress(bytes)))
+    } else if COLUMNAR_ROLES.contains(&role) {
         ("c", base64_encode(&compress(&columns::encode(bytes))))
     } else {
         ("z", base64_encode(&compress(bytes)))
@@ -136,15 +170,28 @@ fn limit_of(role: &str, name: &str) -> u64 {
     role.max_bytes()
 }
 
-/// A carried file's bytes (`z`: deflated; `c`: columns, deflated), at most `limit` bytes.
-fn uncarry(key: &str, text: &str, limit: u64, size_hint: usize) -> Result<Vec<u8>, String> {
+/// A carried file's bytes (`z`: deflated; `c`: columns, deflated), at most `limit` bytes,
+/// and their form: a columnar copy is kept as columns when `keep_columns`, else its text.
+fn uncarry(
+    key: &str,
+    text: &str,
+    limit: u64,
+    size_hint: usize,
+    keep_columns: bool,
+) -> Result<(Vec<u8>, Form), String> {
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     let packed = base64_decode(text)?;
     let inflated = decompress(&packed, limit)?;
     if key == "z" {
-        return Ok(inflated);
+        return Ok((inflated, Form::Text));
     }
-    columns::decode(&inflated, limit, size_hint).map_err(|e| e.to_string())
+    if keep_columns && columns::is_columnar(&inflated) {
+        let size = size_hint;
+        return Ok((inflated, Form::Columns { limit, size }));
+    }
+    columns::decode(&inflated, limit, size_hint)
+        .map(|t| (t, Form::Text))
+        .map_err(|e| e.to_string())
 }
 
 /// A JSON string literal that is also inert inside `<script>`: `<`, `>` and `&` are
@@ -216,8 +263,13 @@ fn push_run(out: &mut String, p: &Pack) {
         }
         match &f.bytes {
             Ok(b) => {
-                let (key, text) = carry(&f.role, b);
-                out.push_str(&format!(",\"size\":{},\"{key}\":\"{text}\"", b.len()));
+                let (key, text) = carry(&f.role, b, f.form);
+                // The text's size, as written: a file kept as columns has the size it came with.
+                let size = match f.form {
+                    Form::Text => b.len(),
+                    Form::Columns { size, .. } => size,
+                };
+                out.push_str(&format!(",\"size\":{size},\"{key}\":\"{text}\""));
             }
             Err(e) => {
                 out.push_str(",\"error\":");
@@ -231,7 +283,7 @@ fn push_run(out: &mut String, p: &Pack) {
 
 /// Reads a pack's JSON text (as `pack::encode` writes it).
 pub fn decode(text: &str) -> Result<Pack, String> {
-    one_of(&parse(text)?)
+    one_of(&parse(text)?, false)
 }
 
 fn parse(text: &str) -> Result<Json, String> {
@@ -239,19 +291,20 @@ fn parse(text: &str) -> Result<Json, String> {
 }
 
 /// A single run's pack from its parsed JSON.
-fn one_of(doc: &Json) -> Result<Pack, String> {
+fn one_of(doc: &Json, keep_columns: bool) -> Result<Pack, String> {
     let format = doc.get("format").and_then(Json::as_str);
     if ![FORMAT, FORMAT_1, FORMAT_BEFORE].contains(&format.unwrap_or_default()) {
         return Err(format!("the embedded run is not in the {} format", FORMAT));
     }
     let generated_ms = doc.get("generated_ms").and_then(Json::as_f64);
     let mut budget = MAX_UNPACKED;
-    Ok(run_of(doc, generated_ms, &mut budget))
+    Ok(run_of(doc, generated_ms, &mut budget, keep_columns))
 }
 
 /// A run's options and files from its JSON object; `budget` is what the page may still
-/// unpack (shared by every run of a comparison).
-fn run_of(doc: &Json, generated_ms: Option<f64>, budget: &mut u64) -> Pack {
+/// unpack (shared by every run of a comparison). A file kept as columns is charged its
+/// columns' size; its text is held to the budget left when it was unpacked.
+fn run_of(doc: &Json, generated_ms: Option<f64>, budget: &mut u64, keep_columns: bool) -> Pack {
     let options = options_of(doc);
     let mut files = Vec::new();
     for f in doc.get("files").and_then(Json::as_array).unwrap_or(&[]) {
@@ -261,25 +314,27 @@ fn run_of(doc: &Json, generated_ms: Option<f64>, budget: &mut u64) -> Pack {
         let carried = ["z", "c"]
             .into_iter()
             .find_map(|k| f.get(k).and_then(Json::as_str).map(|t| (k, t)));
-        let bytes = match (carried, s("error")) {
+        let (bytes, form) = match (carried, s("error")) {
             (Some((key, text)), _) => {
                 let limit = limit_of(&role, &name).min(*budget);
                 let hint = f.get("size").and_then(Json::as_f64).unwrap_or(0.0) as usize;
-                let bytes = uncarry(key, text, limit, hint)
-                    .map_err(|e| format!("embedded copy unreadable: {e}"));
-                if let Ok(b) = &bytes {
-                    *budget -= b.len() as u64;
+                match uncarry(key, text, limit, hint, keep_columns) {
+                    Ok((b, form)) => {
+                        *budget -= b.len() as u64;
+                        (Ok(b), form)
+                    }
+                    Err(e) => (Err(format!("embedded copy unreadable: {e}")), Form::Text),
                 }
-                bytes
             }
-            (None, Some(e)) => Err(e),
-            (None, None) => Err("no content embedded".to_string()),
+            (None, Some(e)) => (Err(e), Form::Text),
+            (None, None) => (Err("no content embedded".to_string()), Form::Text),
         };
         files.push(PackedFile {
             role,
             name,
             bytes,
             evidence_path: s("evidence_path"),
+            form,
         });
     }
     Pack {
@@ -360,9 +415,19 @@ pub enum Carried {
 
 /// Reads either form: a single run ([`encode`]) or several ([`encode_many`]).
 pub fn decode_any(text: &str) -> Result<Carried, String> {
+    decode_carried(text, false)
+}
+
+/// As [`decode_any`], with the files carried as columns kept as columns
+/// ([`Form::Columns`]): a page shows a long recording without ever making its text.
+pub fn decode_any_keeping_columns(text: &str) -> Result<Carried, String> {
+    decode_carried(text, true)
+}
+
+fn decode_carried(text: &str, keep_columns: bool) -> Result<Carried, String> {
     let doc = parse(text)?;
     if doc.get("format").and_then(Json::as_str) != Some(FORMAT_MANY) {
-        return one_of(&doc).map(Carried::One);
+        return one_of(&doc, keep_columns).map(Carried::One);
     }
     let generated_ms = doc.get("generated_ms").and_then(Json::as_f64);
     let mut budget = MAX_UNPACKED;
@@ -373,7 +438,10 @@ pub fn decode_any(text: &str) -> Result<Carried, String> {
         .iter()
         .map(|r| {
             let label = r.get("label").and_then(Json::as_str).unwrap_or("run");
-            (label.to_string(), run_of(r, generated_ms, &mut budget))
+            (
+                label.to_string(),
+                run_of(r, generated_ms, &mut budget, keep_columns),
+            )
         })
         .collect();
     Ok(Carried::Many(Packs {
@@ -388,14 +456,55 @@ pub fn from_pack(p: &Pack) -> (RunInput, Options) {
     into_input(p.clone())
 }
 
+/// The analyzer's inputs and options from a pack, with its series already read (for
+/// `analysis::analyze_with_series`): a series kept as columns is read straight into its
+/// rows (`rows`), never as text, and its input file then only names it.
+pub fn input_reading_series(p: &Pack) -> (RunInput, Options, Option<Result<Series, InputError>>) {
+    // The run's series is the last file of its role, as `into_input` takes it.
+    let series_at = p.files.iter().rposition(|f| f.role == "series");
+    let mut series = None;
+    let files = p
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match (f.form, &f.bytes) {
+            (Form::Columns { limit, .. }, Ok(cols)) if Some(i) == series_at => {
+                series = Some(rows::read_series(&f.name, cols, limit));
+                PackedFile {
+                    role: f.role.clone(),
+                    name: f.name.clone(),
+                    bytes: Ok(Vec::new()),
+                    evidence_path: f.evidence_path.clone(),
+                    form: Form::Text,
+                }
+            }
+            _ => f.clone(),
+        })
+        .collect();
+    let (input, opts) = into_input(Pack {
+        generated_ms: p.generated_ms,
+        options: p.options.clone(),
+        files,
+    });
+    let series = series.or_else(|| {
+        let f = input.series.as_ref()?;
+        Some(f.bytes().and_then(|b| Series::read(&f.name, b)))
+    });
+    (input, opts, series)
+}
+
 /// The analyzer's inputs and options from a pack, its files moved, not copied (a day's
 /// series is tens of MB).
 pub fn into_input(mut p: Pack) -> (RunInput, Options) {
     let mut input = RunInput::default();
     for f in std::mem::take(&mut p.files) {
+        let bytes = match f.form {
+            Form::Text => f.bytes,
+            Form::Columns { .. } => f.text().map(std::borrow::Cow::into_owned),
+        };
         let file = InputFile {
             name: f.name,
-            bytes: f.bytes,
+            bytes,
         };
         match f.role.as_str() {
             "boot_log" => input.boot_logs.push(file),
@@ -507,6 +616,7 @@ pub fn into_pack(input: RunInput, opts: &Options, generated_ms: Option<f64>) -> 
             name: f.name,
             bytes: f.bytes,
             evidence_path,
+            form: Form::Text,
         })
     };
     let skipped = input.skipped;
@@ -633,6 +743,7 @@ mod tests {
                 name: format!("{name}/boot.log"),
                 bytes: Ok(b"INFO </script> & <!--\n".to_vec()),
                 evidence_path: None,
+                form: Form::Text,
             }],
         }
     }
@@ -665,6 +776,38 @@ mod tests {
             Carried::One(one.clone())
         );
         assert!(decode(&text).is_err(), "several runs are not one");
+    }
+
+    #[test]
+    fn a_run_kept_as_columns_reads_and_saves_as_its_text() {
+        let series = b"{\"schema\": \"inferlint.series/1\", \"interval_s\": 0.25}\n\
+            {\"t_wall\": 1.25, \"t_mono_ns\": 5, \"running\": 2.0, \"kv_usage\": 7.5}\n\
+            {\"t_wall\": 1.5, \"t_mono_ns\": 9, \"running\": \"x\"}\n"
+            .to_vec();
+        let gpu = b"{\"t_wall\": 1.25, \"gpu\": 0, \"sm_clock_mhz\": 1980}\n".to_vec();
+        let input = RunInput {
+            series: Some(InputFile::new("run/run.series.jsonl", series.clone())),
+            gpu: Some(InputFile::new("run/gpu.samples.jsonl", gpu.clone())),
+            ..RunInput::default()
+        };
+        let text = encode(&to_pack(&input, &Options::default(), None));
+        let Ok(Carried::One(kept)) = decode_any_keeping_columns(&text) else {
+            panic!("one run expected");
+        };
+        let series_file = kept.files.iter().find(|f| f.role == "series").unwrap();
+        assert!(matches!(series_file.form, Form::Columns { .. }));
+        assert_eq!(series_file.text().unwrap().as_ref(), series.as_slice());
+        // The series is read from the columns, the other columnar file as its text.
+        let (back, _, read) = input_reading_series(&kept);
+        let want = Series::read("run/run.series.jsonl", &series);
+        assert_eq!(format!("{read:?}"), format!("{:?}", Some(want)));
+        assert_eq!(back.series.unwrap().name, "run/run.series.jsonl");
+        assert_eq!(back.gpu.unwrap().bytes, Ok(gpu.clone()));
+        // Saved again, the columns are carried as they came and read back as the text.
+        let saved = decode(&encode(&kept)).unwrap();
+        assert_eq!(saved, decode(&text).unwrap());
+        let (all, _) = into_input(kept);
+        assert_eq!(all.series.unwrap().bytes, Ok(series));
     }
 
     #[test]
