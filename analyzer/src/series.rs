@@ -412,7 +412,8 @@ fn fast_row(line: &str) -> Fast {
         }
         i += 1;
         ws(&mut i);
-        let vs = i;
+        // The value as a plain integer literal, when it is one (for `t_mono_ns`).
+        let mut integer = None;
         let value: Option<f64> = match b.get(i) {
             Some(b'n') if b[i..].starts_with(b"null") => {
                 i += 4;
@@ -430,9 +431,14 @@ fn fast_row(line: &str) -> Fast {
                 i += 9;
                 Some(f64::NEG_INFINITY)
             }
-            Some(b'-' | b'0'..=b'9') => match scan_number(&line[i..]) {
-                Some((v, used)) => {
-                    i += used;
+            Some(b'-' | b'0'..=b'9') => match scan(&b[i..]) {
+                Some(n) => {
+                    let v = n.value.or_else(|| line[i..i + n.len].parse().ok());
+                    let Some(v) = v else {
+                        return Fast::Unsure;
+                    };
+                    integer = n.integer;
+                    i += n.len;
                     Some(v)
                 }
                 None => return Fast::Unsure,
@@ -440,7 +446,6 @@ fn fast_row(line: &str) -> Fast {
             // Strings, booleans, nested values: let the generic reader judge.
             _ => return Fast::Unsure,
         };
-        let raw = &line[vs..i];
         match key {
             Key::Schema => return Fast::Unsure,
             Key::Unknown => {}
@@ -458,11 +463,9 @@ fn fast_row(line: &str) -> Fast {
                     },
                     Row::T_MONO_NS => {
                         if value.is_some() {
-                            // A float is truncated by the generic path; keep one rule.
-                            if !raw.bytes().all(|c| c.is_ascii_digit() || c == b'-') {
-                                return Fast::Unsure;
-                            }
-                            let Ok(n) = raw.parse::<i64>() else {
+                            // A float is truncated by the generic path, and an integer
+                            // past i64 read by it: keep one rule for each.
+                            let Some(n) = integer else {
                                 return Fast::Unsure;
                             };
                             t_mono_ns = Some(n);
@@ -492,41 +495,56 @@ fn fast_row(line: &str) -> Fast {
     }
 }
 
-/// Reads a JSON number at the start of `s` in one pass: its value and its length.
-/// Decimals whose digits fit in 2^53 with at most 22 fraction digits take Clinger's
-/// fast path (one correctly rounded division gives the same double as a full parser);
-/// others go to the full parser. Syntax as the generic JSON reader accepts it.
+/// Reads a JSON number at the start of `s`: its value and its length, as the fast path
+/// reads it ([`scan`], then the full parser when its value needs it).
+#[cfg(test)]
 fn scan_number(s: &str) -> Option<(f64, usize)> {
+    let n = scan(s.as_bytes())?;
+    let v = n.value.or_else(|| s[..n.len].parse().ok())?;
+    Some((v, n.len))
+}
+
+/// A JSON number scanned at the start of some bytes.
+struct Scanned {
+    /// Its length in bytes.
+    len: usize,
+    /// Its value, when the fast path gives it; else the full parser must read the text.
+    value: Option<f64>,
+    /// Its value as an integer when it is an integer literal (no fraction, no exponent)
+    /// of at most 18 digits, as `str::parse::<i64>` reads it.
+    integer: Option<i64>,
+}
+
+/// Reads a JSON number at the start of `b` in one pass: its length, and its value when
+/// Clinger's fast path gives it: decimals whose digits fit in 2^53 with at most 22
+/// fraction digits (one correctly rounded division gives the same double as a full
+/// parser); others are left to the full parser. Syntax as the generic JSON reader accepts
+/// it. Eight digits at a time where there are eight.
+fn scan(b: &[u8]) -> Option<Scanned> {
     const POW10: [f64; 23] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
         1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
     ];
-    let b = s.as_bytes();
     let neg = b.first() == Some(&b'-');
-    let mut i = usize::from(neg);
+    let int_start = usize::from(neg);
     let mut mant: u64 = 0;
-    let mut sig = 0u32; // significant digits so far
-    let mut frac = 0usize;
-    let int_start = i;
-    while i < b.len() && b[i].is_ascii_digit() {
-        mant = mant.wrapping_mul(10).wrapping_add(u64::from(b[i] - b'0'));
-        sig += u32::from(mant != 0);
-        i += 1;
-    }
-    if i == int_start || (b[int_start] == b'0' && i - int_start > 1) {
+    let mut i = digits(b, int_start, &mut mant);
+    let int_digits = i - int_start;
+    if int_digits == 0 || (b[int_start] == b'0' && int_digits > 1) {
         return None;
     }
+    // Digits before the first non-zero one: a leading `0` and the fraction's zeros after it.
+    let mut leading_zeros = usize::from(b[int_start] == b'0');
+    let mut frac = 0usize;
     if b.get(i) == Some(&b'.') {
-        i += 1;
-        let frac_start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            mant = mant.wrapping_mul(10).wrapping_add(u64::from(b[i] - b'0'));
-            sig += u32::from(mant != 0);
-            i += 1;
-        }
+        let frac_start = i + 1;
+        i = digits(b, frac_start, &mut mant);
         frac = i - frac_start;
         if frac == 0 {
             return None;
+        }
+        if leading_zeros == 1 {
+            leading_zeros += b[frac_start..i].iter().take_while(|&&c| c == b'0').count();
         }
     }
     let mut exponent = false;
@@ -544,16 +562,75 @@ fn scan_number(s: &str) -> Option<(f64, usize)> {
             return None;
         }
     }
-    if !exponent && sig <= 19 && mant <= (1u64 << 53) && frac <= 22 {
+    // Significant digits: mant is exact (no wrap) when there are at most 19.
+    let sig = int_digits + frac - leading_zeros;
+    let mut out = Scanned {
+        len: i,
+        value: None,
+        integer: None,
+    };
+    if exponent || sig > 19 {
+        return Some(out);
+    }
+    if frac == 0 && int_digits <= 18 {
+        // Below 10^18: fits an i64 with its sign.
+        let m = mant as i64;
+        out.integer = Some(if neg { -m } else { m });
+    }
+    if mant <= (1u64 << 53) && frac <= 22 {
         let v = mant as f64 / POW10[frac];
         // An integer literal is read as an integer, so `-0` is 0, not -0.0.
-        let integer = frac == 0 && b.get(int_start..i).is_some_and(|d| !d.contains(&b'.'));
-        if integer && v == 0.0 {
-            return Some((0.0, i));
-        }
-        return Some((if neg { -v } else { v }, i));
+        out.value = Some(if neg && !(frac == 0 && v == 0.0) {
+            -v
+        } else {
+            v
+        });
     }
-    s[..i].parse::<f64>().ok().map(|v| (v, i))
+    Some(out)
+}
+
+/// Reads the ASCII digits of `b` from `i` into `mant` (times ten each, wrapping); returns
+/// where they end.
+#[inline]
+fn digits(b: &[u8], mut i: usize, mant: &mut u64) -> usize {
+    while let Some(eight) = b.get(i..i + 8) {
+        let word = u64::from_le_bytes(eight.try_into().expect("eight bytes"));
+        if !eight_digits(word) {
+            break;
+        }
+        *mant = mant
+            .wrapping_mul(100_000_000)
+            .wrapping_add(eight_digits_value(word));
+        i += 8;
+    }
+    while i < b.len() && b[i].is_ascii_digit() {
+        *mant = mant.wrapping_mul(10).wrapping_add(u64::from(b[i] - b'0'));
+        i += 1;
+    }
+    i
+}
+
+/// Whether the eight bytes of `word` (little-endian) are all ASCII digits: each byte's
+/// high nibble is 3, and still 3 once 6 is added (its low nibble is at most 9).
+#[inline]
+fn eight_digits(word: u64) -> bool {
+    let high = word & 0xf0f0_f0f0_f0f0_f0f0;
+    let carried = (word.wrapping_add(0x0606_0606_0606_0606) & 0xf0f0_f0f0_f0f0_f0f0) >> 4;
+    high | carried == 0x3333_3333_3333_3333
+}
+
+/// The value of eight ASCII digits (little-endian `word`, the first digit the most
+/// significant), by pairs, then fours, then all eight.
+#[inline]
+fn eight_digits_value(word: u64) -> u64 {
+    let v = word.wrapping_sub(0x3030_3030_3030_3030);
+    let v = v.wrapping_mul(10).wrapping_add(v >> 8);
+    let pairs = v & 0x0000_00ff_0000_00ff;
+    let pairs_high = (v >> 16) & 0x0000_00ff_0000_00ff;
+    pairs
+        .wrapping_mul(100 + (1_000_000 << 32))
+        .wrapping_add(pairs_high.wrapping_mul(1 + (10_000 << 32)))
+        >> 32
 }
 
 /// For each first byte of a key, the columns whose name starts with it (bit i: column i).
@@ -574,12 +651,19 @@ fn known_column(b: &[u8]) -> Option<(usize, usize)> {
     while candidates != 0 {
         let column = candidates.trailing_zeros() as usize;
         let name = Row::COLUMNS[column].as_bytes();
-        if b.starts_with(name) && b.get(name.len()) == Some(&b'"') {
+        if b.get(name.len()) == Some(&b'"') && same_bytes(&b[..name.len()], name) {
             return Some((column, name.len()));
         }
         candidates &= candidates - 1;
     }
     None
+}
+
+/// `a == b` for slices of the same short length, without a call to `memcmp` (whose
+/// call costs more than comparing a column name).
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 
 /// What a key of a line is.
@@ -757,6 +841,50 @@ mod tests {
             let (v, used) = scan_number(&text).unwrap();
             proptest::prop_assert_eq!(used, text.len());
             proptest::prop_assert_eq!(v.to_bits(), text.parse::<f64>().unwrap().to_bits(), "{}", text);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn long_decimals_match_the_full_parser(int in 0u64..100, frac: u64, width in 0usize..25, neg: bool) {
+            let text = format!("{}{int}.{frac:0width$}", if neg { "-" } else { "" });
+            let (v, used) = scan_number(&text).unwrap();
+            proptest::prop_assert_eq!(used, text.len());
+            proptest::prop_assert_eq!(v.to_bits(), text.parse::<f64>().unwrap().to_bits(), "{}", text);
+        }
+
+        #[test]
+        fn integers_read_as_the_standard_parsers_read_them(n: i64, tail in "[ ,}]{0,2}") {
+            let text = format!("{n}{tail}");
+            let s = scan(text.as_bytes()).unwrap();
+            let digits = n.unsigned_abs().to_string().len();
+            proptest::prop_assert_eq!(s.len, text.len() - tail.len());
+            proptest::prop_assert_eq!(s.integer, (digits <= 18).then_some(n));
+            let (v, _) = scan_number(&text).unwrap();
+            proptest::prop_assert_eq!(v.to_bits(), (n as f64).to_bits());
+        }
+    }
+
+    #[test]
+    fn eight_digits_at_once_read_as_one_at_a_time() {
+        for text in [
+            "12345678",
+            "00000000",
+            "99999999",
+            "1234567/",
+            "123:5678",
+            "0000000\u{7f}",
+        ] {
+            let word = u64::from_le_bytes(text.as_bytes()[..8].try_into().unwrap());
+            let all = text.bytes().all(|c| c.is_ascii_digit());
+            assert_eq!(eight_digits(word), all, "{text}");
+            if all {
+                assert_eq!(eight_digits_value(word), text.parse::<u64>().unwrap());
+            }
+        }
+        for byte in 0..=255u8 {
+            let word = u64::from_le_bytes([b'1', b'2', byte, b'4', b'5', b'6', b'7', b'8']);
+            assert_eq!(eight_digits(word), byte.is_ascii_digit(), "{byte}");
         }
     }
 

@@ -337,8 +337,14 @@ pub fn explain(args: ExplainArgs) -> Result<i32, Exit> {
 /// series streams from disk into its rows (`disk::StreamedRun`): a week's recording is
 /// never held as text and rows at once.
 fn run_input(args: &AnalyzeArgs) -> Result<disk::StreamedRun, Exit> {
+    // The page carries the series: encode it while it is read, when there is a page.
+    let load = if super::html::viewer_template().is_some() {
+        disk::load_run_folder_carried
+    } else {
+        disk::load_run_folder_streamed
+    };
     let mut run = match &args.run {
-        Some(dir) => disk::load_run_folder_streamed(dir)
+        Some(dir) => load(dir)
             .map_err(|e| Exit::usage(format!("{}: cannot list the folder: {e}", dir.display())))?,
         None => disk::StreamedRun::default(),
     };
@@ -419,7 +425,9 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
         return Err(Exit::usage("--requested must be a positive number"));
     }
     let mut run = run_input(&args)?;
-    let input = &run.input;
+    // The rows go with the analysis: only the report is left when the page is made.
+    let series = run.series.take();
+    let input = &std::mem::take(&mut run.input);
     let results_path = args.run.as_ref().map(|d| d.join(analyzer::docs::RESULTS));
     if let Some(h) = &args.html {
         check_html_target(h, input, results_path.as_deref())?;
@@ -430,9 +438,6 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
         title: args.title.clone(),
         utc_offset_min: super::local_utc_offset_min(),
     };
-    // The rows go with the analysis: only the report is left when the page is made.
-    let series = run.series.take();
-    let input = &run.input;
     let analysis = match analysis::analyze_with_series(input, &opts, series) {
         Ok(an) => an,
         Err(AnalyzeError::NothingUsable(errors)) => {
@@ -480,7 +485,7 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
         .clone()
         .or_else(|| args.run.as_ref().map(|d| d.join(analyzer::docs::REPORT)));
     if let Some(p) = html_path {
-        let page = super::html::page(&analysis.report, input, &opts, || run.series_bytes());
+        let page = super::html::page(&analysis.report, input, &opts, || run.series_carriage());
         write(&p, page.as_bytes());
     }
     if super::ci_format::for_analyze(&args, input, &analysis, &doc)? {
