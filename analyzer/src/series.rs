@@ -133,6 +133,8 @@ impl Series {
 #[derive(Debug)]
 pub struct SeriesReader {
     file: String,
+    /// The layout of the last row read, to read the next by.
+    shape: Shape,
     series: Series,
     saw_header: bool,
     /// Lines completed so far (the 1-based number of the last one).
@@ -145,6 +147,7 @@ impl SeriesReader {
     pub fn new(file: &str) -> SeriesReader {
         SeriesReader {
             file: file.to_string(),
+            shape: Shape::default(),
             series: Series::default(),
             saw_header: false,
             lines: 0,
@@ -236,7 +239,7 @@ impl SeriesReader {
             return;
         }
         let s = &mut self.series;
-        match read_line(line) {
+        match read_line(line, &mut self.shape) {
             Some(Line::Header(h)) => {
                 self.saw_header = true;
                 s.url = h.url;
@@ -320,8 +323,8 @@ enum Line {
     Row(Row),
 }
 
-fn read_line(line: &str) -> Option<Line> {
-    match fast_row(line) {
+fn read_line(line: &str, shape: &mut Shape) -> Option<Line> {
+    match fast_row(line, shape) {
         Fast::Row(r) => return Some(Line::Row(r)),
         Fast::Skip => return None,
         Fast::Unsure => {}
@@ -364,8 +367,110 @@ enum Fast {
 
 /// The common case in one pass without building a JSON tree: a flat object whose values
 /// are numbers, `null` or Python's non-finite tokens. Anything else is left to the
-/// generic reader, so both paths accept exactly the same lines.
-fn fast_row(line: &str) -> Fast {
+/// generic reader, so both paths accept exactly the same lines. A line laid out as the
+/// last row read (`shape`) is read by its layout; another is read key by key and, when
+/// it is a row, becomes the layout.
+fn fast_row(line: &str, shape: &mut Shape) -> Fast {
+    if let Some(read) = shape.read(line) {
+        return read;
+    }
+    let read = fast_row_by_keys(line, &mut shape.spans);
+    if matches!(read, Fast::Row(_)) {
+        shape.learn(line);
+    }
+    read
+}
+
+/// The columns of a line as they are read.
+struct Fields {
+    t_wall: Option<f64>,
+    t_mono_ns: Option<i64>,
+    bad_field: bool,
+    seen: u16,
+    /// The number columns after `t_mono_ns`, in column order.
+    numbers: [Option<f64>; Row::NUMBERS],
+}
+
+impl Fields {
+    fn new() -> Fields {
+        Fields {
+            t_wall: None,
+            t_mono_ns: None,
+            bad_field: false,
+            seen: 0,
+            numbers: [None; Row::NUMBERS],
+        }
+    }
+
+    /// Takes a key's value (`integer`: the same value when written as an integer); `None`
+    /// when the generic reader must judge the line.
+    fn set(&mut self, key: Key, value: Option<f64>, integer: Option<i64>) -> Option<()> {
+        let column = match key {
+            Key::Schema => return None,
+            Key::Unknown => return Some(()),
+            Key::Column(column) => column,
+        };
+        // A repeated key: JSON readers keep the first or last; leave it to the generic
+        // one.
+        if self.seen & (1 << column) != 0 {
+            return None;
+        }
+        self.seen |= 1 << column;
+        match column {
+            Row::T_WALL => match value {
+                Some(v) => self.t_wall = Some(v),
+                None => self.bad_field = true,
+            },
+            Row::T_MONO_NS => {
+                if value.is_some() {
+                    // A float is truncated by the generic path, and an integer past i64
+                    // read by it: keep one rule for each.
+                    self.t_mono_ns = Some(integer?);
+                }
+            }
+            _ => self.numbers[column - Row::T_MONO_NS - 1] = value,
+        }
+        Some(())
+    }
+
+    fn row(self) -> Fast {
+        match self.t_wall {
+            Some(t_wall) if !self.bad_field => {
+                Fast::Row(Row::from_columns(t_wall, self.t_mono_ns, self.numbers))
+            }
+            _ => Fast::Skip,
+        }
+    }
+}
+
+/// The value at `i` in `line` as the fast path reads it: the number (`None` for `null`),
+/// the same as an integer when written as one, and where the value ends; `None` when the
+/// generic reader must judge it.
+#[inline]
+fn fast_value(line: &str, i: usize) -> Option<(Option<f64>, Option<i64>, usize)> {
+    let b = line.as_bytes();
+    Some(match b.get(i)? {
+        b'n' if b[i..].starts_with(b"null") => (None, None, i + 4),
+        b'N' if b[i..].starts_with(b"NaN") => (Some(f64::NAN), None, i + 3),
+        b'I' if b[i..].starts_with(b"Infinity") => (Some(f64::INFINITY), None, i + 8),
+        b'-' if b[i..].starts_with(b"-Infinity") => (Some(f64::NEG_INFINITY), None, i + 9),
+        b'-' | b'0'..=b'9' => {
+            let n = scan(&b[i..])?;
+            let v = match n.value {
+                Some(v) => v,
+                None => line[i..i + n.len].parse().ok()?,
+            };
+            (Some(v), n.integer, i + n.len)
+        }
+        // Strings, booleans, nested values: let the generic reader judge.
+        _ => return None,
+    })
+}
+
+/// A line read key by key; `spans` is left with where each value starts and ends, and
+/// its key.
+fn fast_row_by_keys(line: &str, spans: &mut Vec<(usize, usize, Key)>) -> Fast {
+    spans.clear();
     let b = line.as_bytes();
     let mut i = 0;
     let ws = |i: &mut usize| {
@@ -377,12 +482,7 @@ fn fast_row(line: &str) -> Fast {
         return Fast::Unsure;
     }
     i += 1;
-    let mut t_wall = None;
-    let mut t_mono_ns = None;
-    let mut bad_field = false;
-    let mut seen: u16 = 0;
-    // The number columns after `t_mono_ns`, in column order.
-    let mut numbers: [Option<f64>; Row::NUMBERS] = [None; Row::NUMBERS];
+    let mut fields = Fields::new();
     ws(&mut i);
     if b.get(i) == Some(&b'}') {
         return Fast::Unsure;
@@ -412,69 +512,14 @@ fn fast_row(line: &str) -> Fast {
         }
         i += 1;
         ws(&mut i);
-        // The value as a plain integer literal, when it is one (for `t_mono_ns`).
-        let mut integer = None;
-        let value: Option<f64> = match b.get(i) {
-            Some(b'n') if b[i..].starts_with(b"null") => {
-                i += 4;
-                None
-            }
-            Some(b'N') if b[i..].starts_with(b"NaN") => {
-                i += 3;
-                Some(f64::NAN)
-            }
-            Some(b'I') if b[i..].starts_with(b"Infinity") => {
-                i += 8;
-                Some(f64::INFINITY)
-            }
-            Some(b'-') if b[i..].starts_with(b"-Infinity") => {
-                i += 9;
-                Some(f64::NEG_INFINITY)
-            }
-            Some(b'-' | b'0'..=b'9') => match scan(&b[i..]) {
-                Some(n) => {
-                    let v = n.value.or_else(|| line[i..i + n.len].parse().ok());
-                    let Some(v) = v else {
-                        return Fast::Unsure;
-                    };
-                    integer = n.integer;
-                    i += n.len;
-                    Some(v)
-                }
-                None => return Fast::Unsure,
-            },
-            // Strings, booleans, nested values: let the generic reader judge.
-            _ => return Fast::Unsure,
+        let Some((value, integer, end)) = fast_value(line, i) else {
+            return Fast::Unsure;
         };
-        match key {
-            Key::Schema => return Fast::Unsure,
-            Key::Unknown => {}
-            Key::Column(column) => {
-                // A repeated key: JSON readers keep the first or last; leave it to the
-                // generic one.
-                if seen & (1 << column) != 0 {
-                    return Fast::Unsure;
-                }
-                seen |= 1 << column;
-                match column {
-                    Row::T_WALL => match value {
-                        Some(v) => t_wall = Some(v),
-                        None => bad_field = true,
-                    },
-                    Row::T_MONO_NS => {
-                        if value.is_some() {
-                            // A float is truncated by the generic path, and an integer
-                            // past i64 read by it: keep one rule for each.
-                            let Some(n) = integer else {
-                                return Fast::Unsure;
-                            };
-                            t_mono_ns = Some(n);
-                        }
-                    }
-                    _ => numbers[column - Row::T_MONO_NS - 1] = value,
-                }
-            }
+        if fields.set(key, value, integer).is_none() {
+            return Fast::Unsure;
         }
+        spans.push((i, end, key));
+        i = end;
         ws(&mut i);
         match b.get(i) {
             Some(b',') => i += 1,
@@ -489,9 +534,60 @@ fn fast_row(line: &str) -> Fast {
             _ => return Fast::Unsure,
         }
     }
-    match t_wall {
-        Some(t_wall) if !bad_field => Fast::Row(Row::from_columns(t_wall, t_mono_ns, numbers)),
-        _ => Fast::Skip,
+    fields.row()
+}
+
+/// The layout of the last line read as a row: the text before each value (the
+/// separators, the key and its colon) with that key, and the text after the last. A
+/// line whose text around its values is the same has the same keys in the same places,
+/// so reading its values alone reads it as [`fast_row_by_keys`] would: the text between
+/// the values is what the key-by-key reading accepted before, whatever the values.
+#[derive(Debug, Default)]
+struct Shape {
+    /// The pieces of text, one after another.
+    text: Vec<u8>,
+    /// Per value: where its piece before it ends in `text`, and its key.
+    values: Vec<(usize, Key)>,
+    /// Scratch of the key-by-key reading: each value's start, end and key.
+    spans: Vec<(usize, usize, Key)>,
+}
+
+impl Shape {
+    /// Reads `line` by the layout; `None` when it is not laid out so (or there is none).
+    fn read(&self, line: &str) -> Option<Fast> {
+        if self.values.is_empty() {
+            return None;
+        }
+        let b = line.as_bytes();
+        let mut fields = Fields::new();
+        let (mut at, mut from) = (0, 0);
+        for &(to, key) in &self.values {
+            let piece = &self.text[from..to];
+            if !b
+                .get(at..at + piece.len())
+                .is_some_and(|t| same_bytes(t, piece))
+            {
+                return None;
+            }
+            let (value, integer, end) = fast_value(line, at + piece.len())?;
+            fields.set(key, value, integer)?;
+            (at, from) = (end, to);
+        }
+        same_bytes(&b[at..], &self.text[from..]).then(|| fields.row())
+    }
+
+    /// Takes the layout of `line`, just read as a row key by key (its values in `spans`).
+    fn learn(&mut self, line: &str) {
+        let b = line.as_bytes();
+        self.text.clear();
+        self.values.clear();
+        let mut at = 0;
+        for &(start, end, key) in &self.spans {
+            self.text.extend_from_slice(&b[at..start]);
+            self.values.push((self.text.len(), key));
+            at = end;
+        }
+        self.text.extend_from_slice(&b[at..]);
     }
 }
 
@@ -659,15 +755,26 @@ fn known_column(b: &[u8]) -> Option<(usize, usize)> {
     None
 }
 
-/// `a == b` for slices of the same short length, without a call to `memcmp` (whose
-/// call costs more than comparing a column name).
+/// `a == b` for short slices (a column name, the text between two values) eight bytes
+/// at a time, without a call to `memcmp` (whose call costs more than the comparison).
 #[inline]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
+    let word = |c: &[u8]| u64::from_le_bytes(c.try_into().expect("eight bytes"));
+    for (p, q) in x.by_ref().zip(y.by_ref()) {
+        if word(p) != word(q) {
+            return false;
+        }
+    }
+    let (p, q) = (x.remainder(), y.remainder());
+    p.iter().zip(q).fold(0u8, |d, (m, n)| d | (m ^ n)) == 0
 }
 
 /// What a key of a line is.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 enum Key {
     Column(usize),
     /// The header's marker.
@@ -822,7 +929,17 @@ mod tests {
 
     /// The fast path reads every line exactly as the JSON reader does.
     fn same_as_generic(line: &str) {
-        let fast = read_line(line);
+        same_after(line, None);
+    }
+
+    /// The fast path reads `line`, after `model` when given (its layout then tried
+    /// first), exactly as the JSON reader does.
+    fn same_after(line: &str, model: Option<&str>) {
+        let mut shape = Shape::default();
+        if let Some(m) = model {
+            read_line(m, &mut shape);
+        }
+        let fast = read_line(line, &mut shape);
         let slow = generic_line(line);
         match (&fast, &slow) {
             (Some(Line::Row(a)), Some(Line::Row(b))) => {
@@ -890,7 +1007,7 @@ mod tests {
 
     #[test]
     fn fast_path_agrees_with_the_json_reader() {
-        for line in [
+        let lines = [
             r#"{"t_wall": 1790470252.238873, "t_mono_ns": 208651898175, "running": 0.0, "waiting": 0.0, "kv_usage": 0.0, "preemptions": 0.0, "generation_tokens": 144.0, "prompt_tokens": 63.0}"#,
             r#"{"t_wall": 1.0, "t_mono_ns": null, "running": null, "kv_usage": NaN, "paused": -Infinity}"#,
             r#"{"t_wall": 1.0, "t_mono_ns": 1.5e9}"#,
@@ -917,8 +1034,19 @@ mod tests {
             r#"{"t_wall": 1, "t_mono_ns": -5, "pausedx": 3, "paus": 1}"#,
             r#"{"t_wall": 1, "running": nul}"#,
             r#"{"t_wall": 1, "running": NaNx}"#,
-        ] {
+            r#"{"t_wall": 2, "running": NaN}"#,
+            r#"{"t_wall": 1, "running": 1e}"#,
+            r#"{"t_wall": 1, "running": 1 }"#,
+            r#"{"t_wall": 1, "running": 1, "running": 2}"#,
+            r#"{"t_wall": 7, "t_mono_ns": 12345678901234567890}"#,
+            r#"{"t_wall": 7, "t_mono_ns": 2.5}"#,
+        ];
+        // Each alone, and each after each other (the layout of the one before tried first).
+        for line in lines {
             same_as_generic(line);
+            for model in lines {
+                same_after(line, Some(model));
+            }
         }
     }
 
@@ -931,7 +1059,11 @@ mod tests {
                 proptest::sample::select(vec!["1", "-2.5e3", "null", "NaN", "Infinity", "\"s\"", "true", "1.", "0.25", "12345678901234"]), 6),
         ) {
             let body: Vec<String> = keys.iter().zip(&values).map(|(k, v)| format!("\"{k}\": {v}")).collect();
-            same_as_generic(&format!("{{{}}}", body.join(", ")));
+            let line = format!("{{{}}}", body.join(", "));
+            same_as_generic(&line);
+            // After a row of the same keys (same layout, other values).
+            let model: Vec<String> = keys.iter().map(|k| format!("\"{k}\": 1")).collect();
+            same_after(&line, Some(&format!("{{{}}}", model.join(", "))));
         }
     }
 

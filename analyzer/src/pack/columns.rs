@@ -261,12 +261,7 @@ fn same_skeleton(line: &[u8], pieces: &[Box<[u8]>], spans: &mut Vec<(usize, usiz
 /// the few bytes between two values.
 #[inline]
 fn starts_with(line: &[u8], piece: &[u8]) -> bool {
-    line.len() >= piece.len()
-        && line
-            .iter()
-            .zip(piece)
-            .fold(0u8, |differ, (a, b)| differ | (a ^ b))
-            == 0
+    line.len() >= piece.len() && crate::series::same_bytes(&line[..piece.len()], piece)
 }
 
 /// Where the number values of `line` are: a `-?digits[.digits]` after `:`, ` `, `[` or
