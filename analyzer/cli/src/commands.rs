@@ -8,7 +8,7 @@ use super::args::{
     SeriesArgs,
 };
 use super::disk::{self, read_input};
-use super::output::{same_file, write_atomically};
+use super::output::{same_file, write_atomically, OutputError};
 use super::render;
 use super::{named_engine, Exit};
 use analyzer::analysis::{
@@ -468,25 +468,48 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
     }
     // Written once: a long recording's chart data makes this text tens of megabytes.
     let doc = json::to_pretty(&analysis.report, 1) + "\n";
-    let mut written = Vec::new();
-    let mut unwritten = false;
-    let mut write = |path: &Path, bytes: &[u8]| match write_atomically(path, bytes) {
-        Ok(()) => written.push(path.display().to_string()),
-        Err(e) => {
-            note(&e.to_string());
-            unwritten = true;
-        }
-    };
-    if let Some(path) = &results_path {
-        write(path, doc.as_bytes());
-    }
     let html_path = args
         .html
         .clone()
         .or_else(|| args.run.as_ref().map(|d| d.join(analyzer::docs::REPORT)));
-    if let Some(p) = html_path {
-        let page = super::html::page(&analysis.report, input, &opts, || run.series_carriage());
-        write(&p, page.as_bytes());
+    // results.json is written (and synced, which takes as long as making the page) while
+    // the page is made; both are done before anything is printed.
+    let text = doc.as_bytes();
+    let outcomes = std::thread::scope(|scope| {
+        let results = results_path.as_deref().map(|path| {
+            let write = move || write_atomically(path, text);
+            let started = std::thread::Builder::new().spawn_scoped(scope, write);
+            (path, started)
+        });
+        let page = html_path.as_deref().map(|path| {
+            let page = super::html::page(&analysis.report, input, &opts, || run.series_carriage());
+            (path, write_atomically(path, page.as_bytes()))
+        });
+        let results = results.map(|(path, started)| {
+            let outcome = match started {
+                Ok(thread) => thread.join().unwrap_or_else(|_| {
+                    Err(OutputError::Io(
+                        path.display().to_string(),
+                        std::io::Error::other("the writing thread failed"),
+                    ))
+                }),
+                // No thread to be had: written here instead.
+                Err(_) => write_atomically(path, text),
+            };
+            (path, outcome)
+        });
+        [results, page]
+    });
+    let mut written = Vec::new();
+    let mut unwritten = false;
+    for (path, outcome) in outcomes.into_iter().flatten() {
+        match outcome {
+            Ok(()) => written.push(path.display().to_string()),
+            Err(e) => {
+                note(&e.to_string());
+                unwritten = true;
+            }
+        }
     }
     if super::ci_format::for_analyze(&args, input, &analysis, &doc)? {
         return Ok(analysis.exit_status(args.common.strict));
