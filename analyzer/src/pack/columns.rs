@@ -96,8 +96,10 @@ pub struct Encoder {
     lines: u64,
     /// The skeleton of the line before: consecutive lines nearly always share one.
     last: Option<u32>,
-    /// Scratch: a line's number spans and skeleton key.
+    /// Scratch: a line's number spans, their values as [`exact`] reads them, and its
+    /// skeleton key.
     spans: Vec<(usize, usize)>,
+    values: Vec<Option<(i64, u8)>>,
     key: Vec<u8>,
     /// The start of a line whose end has not arrived yet.
     partial: Vec<u8>,
@@ -169,26 +171,33 @@ impl Encoder {
     /// One line (without its newline).
     fn line(&mut self, line: &[u8]) {
         self.lines += 1;
+        let (spans, values) = (&mut self.spans, &mut self.values);
         let known = self
             .last
-            .filter(|&id| same_skeleton(line, &self.shapes[id as usize].1, &mut self.spans));
+            .filter(|&id| same_skeleton(line, &self.shapes[id as usize].1, spans, values));
         let id = match known {
             Some(id) => id,
-            None => self.skeleton_of(line),
+            None => {
+                let id = self.skeleton_of(line);
+                self.values.clear();
+                let exacts = self.spans.iter().map(|&(a, b)| exact(&line[a..b]));
+                self.values.extend(exacts);
+                id
+            }
         };
         self.last = Some(id);
         push_u64(&mut self.ids, u64::from(id));
         let first = self.shapes[id as usize].0;
-        for (column, &(start, end)) in self.columns[first..].iter_mut().zip(&self.spans) {
-            let value = &line[start..end];
-            match exact(value) {
+        let values = self.spans.iter().zip(&self.values);
+        for (column, (&(start, end), &read)) in self.columns[first..].iter_mut().zip(values) {
+            match read {
                 Some((mantissa, decimals)) => {
                     column.decimals.push(decimals);
                     column.push_mantissa(mantissa);
                 }
                 None => {
                     column.decimals.push(RAW);
-                    push_bytes(&mut column.raws, value);
+                    push_bytes(&mut column.raws, &line[start..end]);
                 }
             }
         }
@@ -224,12 +233,19 @@ impl Encoder {
 }
 
 /// Whether `line` is `pieces` with a number (as [`number_spans`] finds them) between
-/// each two; the numbers' spans are left in `spans`. When it is, `number_spans` would find
-/// exactly these spans: the pieces come from a line it cut, so each piece before a number
-/// ends with a separator and no position inside a piece starts a number (the bytes that
-/// decide it, the piece's own and the digit before it, are the same as in that line).
-fn same_skeleton(line: &[u8], pieces: &[Box<[u8]>], spans: &mut Vec<(usize, usize)>) -> bool {
+/// each two; the numbers' spans are left in `spans` and their values (as [`exact`]
+/// reads them) in `values`. When it is, `number_spans` would find exactly these spans:
+/// the pieces come from a line it cut, so each piece before a number ends with a
+/// separator and no position inside a piece starts a number (the bytes that decide it,
+/// the piece's own and the digit before it, are the same as in that line).
+fn same_skeleton(
+    line: &[u8],
+    pieces: &[Box<[u8]>],
+    spans: &mut Vec<(usize, usize)>,
+    values: &mut Vec<Option<(i64, u8)>>,
+) -> bool {
     spans.clear();
+    values.clear();
     let Some((first, rest)) = pieces.split_first() else {
         return false;
     };
@@ -245,10 +261,11 @@ fn same_skeleton(line: &[u8], pieces: &[Box<[u8]>], spans: &mut Vec<(usize, usiz
         if !starts_number {
             return false;
         }
-        let Some(end) = number_end(line, at) else {
+        let Some((end, value)) = number_at(line, at) else {
             return false;
         };
         spans.push((at, end));
+        values.push(value);
         if !starts_with(&line[end..], piece) {
             return false;
         }
@@ -307,6 +324,51 @@ fn number_end(line: &[u8], start: usize) -> Option<usize> {
         None | Some(b',' | b'}' | b']' | b' ' | b'\r') => Some(end),
         _ => None,
     }
+}
+
+/// [`number_end`] and [`exact`] of the number there in one pass: where the number
+/// starting at `start` ends, and its value as `exact` reads it.
+fn number_at(line: &[u8], start: usize) -> Option<(usize, Option<(i64, u8)>)> {
+    let negative = line[start] == b'-';
+    let int_start = start + usize::from(negative);
+    // Wrapping: only kept when there are at most 18 digits, below 10^18.
+    let mut m: u64 = 0;
+    let mut digits = |mut j: usize| {
+        while let Some(d) = line.get(j).filter(|d| d.is_ascii_digit()) {
+            m = m.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+            j += 1;
+        }
+        j
+    };
+    let mut end = digits(int_start);
+    let int_len = end - int_start;
+    if int_len == 0 {
+        return None;
+    }
+    let mut frac_len = 0;
+    if line.get(end) == Some(&b'.') {
+        let frac_end = digits(end + 1);
+        frac_len = frac_end - (end + 1);
+        if frac_len == 0 {
+            return None;
+        }
+        end = frac_end;
+    }
+    if !matches!(
+        line.get(end),
+        None | Some(b',' | b'}' | b']' | b' ' | b'\r')
+    ) {
+        return None;
+    }
+    if int_len + frac_len > MAX_DECIMALS {
+        return Some((end, exact(&line[start..end])));
+    }
+    let leading_zero = int_len > 1 && line[int_start] == b'0';
+    let value = (!leading_zero && !(negative && m == 0)).then(|| {
+        let m = m as i64;
+        (if negative { -m } else { m }, frac_len as u8)
+    });
+    Some((end, value))
 }
 
 /// A value as (mantissa, decimals) when [`value_text`] writes it back byte for byte.
@@ -717,7 +779,16 @@ mod tests {
             at = end;
         }
         pieces.push(model[at..].into());
-        same_skeleton(line, &pieces, &mut spans).then_some(spans)
+        let mut values = Vec::new();
+        let same = same_skeleton(line, &pieces, &mut spans, &mut values);
+        // Each value read as `exact` reads its text.
+        let exacts: Vec<_> = spans.iter().map(|&(a, b)| exact(&line[a..b])).collect();
+        assert!(
+            !same || values == exacts,
+            "{}",
+            String::from_utf8_lossy(line)
+        );
+        same.then_some(spans)
     }
 
     #[test]
