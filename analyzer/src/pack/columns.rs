@@ -363,8 +363,10 @@ fn number_at(line: &[u8], start: usize) -> Option<(usize, Option<(i64, u8)>)> {
     if int_len + frac_len > MAX_DECIMALS {
         return Some((end, exact(&line[start..end])));
     }
+    // Leading zeros and `-0` are written back only as raw text.
     let leading_zero = int_len > 1 && line[int_start] == b'0';
-    let value = (!leading_zero && !(negative && m == 0)).then(|| {
+    let negative_zero = negative && m == 0;
+    let value = (!leading_zero && !negative_zero).then(|| {
         let m = m as i64;
         (if negative { -m } else { m }, frac_len as u8)
     });
