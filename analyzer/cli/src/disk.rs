@@ -121,8 +121,8 @@ pub fn read_series(path: &Path, shown: &str, no_follow: bool) -> Result<Series, 
 /// As [`read_series`], telling a file that could not be read (the reason, as
 /// `read_file` gives it) from one read but not a series. A long file is read as two
 /// halves in two threads, split after a newline, and joined (`SeriesReader::append`).
-/// With `carry`, a third thread encodes the same file for the one-file report meanwhile
-/// ([`Carrier`]; `None` when it could not start).
+/// With `carry`, another thread encodes the same file for the one-file report meanwhile
+/// ([`Carrier`]; `None` when it could not start) and the file is read in one piece.
 fn stream_series(
     path: &Path,
     shown: &str,
@@ -131,7 +131,13 @@ fn stream_series(
 ) -> Result<(Result<Series, InputError>, Option<Carrier>), String> {
     let (f, len) = open_checked(path, Role::Series, no_follow)?;
     let carrier = if carry { Carrier::start(&f) } else { None };
-    let reader = match halfway_line(&f, len)? {
+    // With a carrier on the other core, one reader: joining two halves holds the later
+    // half's rows twice for a moment, on top of the carrier's columns.
+    let halfway = match carrier {
+        Some(_) => None,
+        None => halfway_line(&f, len)?,
+    };
+    let reader = match halfway {
         None => read_part(&f, shown, 0, None)?,
         Some(mid) => std::thread::scope(|scope| {
             let later = scope.spawn(|| read_part(&f, shown, mid, None));

@@ -160,9 +160,13 @@ impl Encoder {
             push_u64(&mut out, res.len() as u64);
             push_u64(&mut out, c.raws.len() as u64);
         }
-        for (c, (_, res)) in columns.iter().map(|c| (c, c.residuals())) {
+        self.skeletons = HashMap::new();
+        self.ids = Vec::new();
+        // Each column freed once copied: the columns and their copy are never all held
+        // at once (a week's are tens of megabytes).
+        for c in std::mem::take(&mut self.columns) {
             out.extend_from_slice(&c.decimals);
-            out.extend_from_slice(res);
+            out.extend_from_slice(c.residuals().1);
             out.extend_from_slice(&c.raws);
         }
         out
