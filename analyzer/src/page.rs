@@ -47,6 +47,17 @@ pub fn splice(template: &str, run: &Pack, title: &str) -> Result<String, SpliceE
     splice_data(template, &pack::encode(run), title)
 }
 
+/// As [`splice`], one columnar file carried as made ahead of the pack
+/// ([`pack::encode_with`]): the command line deflates the series while it analyzes.
+pub fn splice_with(
+    template: &str,
+    run: &Pack,
+    title: &str,
+    ready: Option<(&str, pack::Carriage)>,
+) -> Result<String, SpliceError> {
+    splice_data(template, &pack::encode_with(run, ready), title)
+}
+
 /// The page `template` with several runs in its run element, as [`splice`] places one:
 /// the viewer opens it on the comparison of those runs.
 pub fn splice_many(template: &str, runs: &Packs, title: &str) -> Result<String, SpliceError> {

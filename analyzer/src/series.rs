@@ -133,6 +133,8 @@ impl Series {
 #[derive(Debug)]
 pub struct SeriesReader {
     file: String,
+    /// The layout of the last row read, to read the next by.
+    shape: Shape,
     series: Series,
     saw_header: bool,
     /// Lines completed so far (the 1-based number of the last one).
@@ -145,6 +147,7 @@ impl SeriesReader {
     pub fn new(file: &str) -> SeriesReader {
         SeriesReader {
             file: file.to_string(),
+            shape: Shape::default(),
             series: Series::default(),
             saw_header: false,
             lines: 0,
@@ -236,7 +239,7 @@ impl SeriesReader {
             return;
         }
         let s = &mut self.series;
-        match read_line(line) {
+        match read_line(line, &mut self.shape) {
             Some(Line::Header(h)) => {
                 self.saw_header = true;
                 s.url = h.url;
@@ -290,7 +293,7 @@ impl SeriesReader {
 /// plausibility gate; `None` for a header, a skipped line or anything the full JSON reader
 /// would have to judge. Such a line's row is what [`SeriesReader::push_line`] keeps.
 pub fn plain_row(raw: &[u8]) -> Option<Row> {
-    match fast_row(decode_lossy(raw).trim()) {
+    match fast_row(decode_lossy(raw).trim(), &mut Shape::default()) {
         Fast::Row(r) => Some(r),
         Fast::Skip | Fast::Unsure => None,
     }
@@ -359,8 +362,8 @@ enum Line {
     Row(Row),
 }
 
-fn read_line(line: &str) -> Option<Line> {
-    match fast_row(line) {
+fn read_line(line: &str, shape: &mut Shape) -> Option<Line> {
+    match fast_row(line, shape) {
         Fast::Row(r) => return Some(Line::Row(r)),
         Fast::Skip => return None,
         Fast::Unsure => {}
@@ -403,8 +406,110 @@ enum Fast {
 
 /// The common case in one pass without building a JSON tree: a flat object whose values
 /// are numbers, `null` or Python's non-finite tokens. Anything else is left to the
-/// generic reader, so both paths accept exactly the same lines.
-fn fast_row(line: &str) -> Fast {
+/// generic reader, so both paths accept exactly the same lines. A line laid out as the
+/// last row read (`shape`) is read by its layout; another is read key by key and, when
+/// it is a row, becomes the layout.
+fn fast_row(line: &str, shape: &mut Shape) -> Fast {
+    if let Some(read) = shape.read(line) {
+        return read;
+    }
+    let read = fast_row_by_keys(line, &mut shape.spans);
+    if matches!(read, Fast::Row(_)) {
+        shape.learn(line);
+    }
+    read
+}
+
+/// The columns of a line as they are read.
+struct Fields {
+    t_wall: Option<f64>,
+    t_mono_ns: Option<i64>,
+    bad_field: bool,
+    seen: u16,
+    /// The number columns after `t_mono_ns`, in column order.
+    numbers: [Option<f64>; Row::NUMBERS],
+}
+
+impl Fields {
+    fn new() -> Fields {
+        Fields {
+            t_wall: None,
+            t_mono_ns: None,
+            bad_field: false,
+            seen: 0,
+            numbers: [None; Row::NUMBERS],
+        }
+    }
+
+    /// Takes a key's value (`integer`: the same value when written as an integer); `None`
+    /// when the generic reader must judge the line.
+    fn set(&mut self, key: Key, value: Option<f64>, integer: Option<i64>) -> Option<()> {
+        let column = match key {
+            Key::Schema => return None,
+            Key::Unknown => return Some(()),
+            Key::Column(column) => column,
+        };
+        // A repeated key: JSON readers keep the first or last; leave it to the generic
+        // one.
+        if self.seen & (1 << column) != 0 {
+            return None;
+        }
+        self.seen |= 1 << column;
+        match column {
+            Row::T_WALL => match value {
+                Some(v) => self.t_wall = Some(v),
+                None => self.bad_field = true,
+            },
+            Row::T_MONO_NS => {
+                if value.is_some() {
+                    // A float is truncated by the generic path, and an integer past i64
+                    // read by it: keep one rule for each.
+                    self.t_mono_ns = Some(integer?);
+                }
+            }
+            _ => self.numbers[column - Row::T_MONO_NS - 1] = value,
+        }
+        Some(())
+    }
+
+    fn row(self) -> Fast {
+        match self.t_wall {
+            Some(t_wall) if !self.bad_field => {
+                Fast::Row(Row::from_columns(t_wall, self.t_mono_ns, self.numbers))
+            }
+            _ => Fast::Skip,
+        }
+    }
+}
+
+/// The value at `i` in `line` as the fast path reads it: the number (`None` for `null`),
+/// the same as an integer when written as one, and where the value ends; `None` when the
+/// generic reader must judge it.
+#[inline]
+fn fast_value(line: &str, i: usize) -> Option<(Option<f64>, Option<i64>, usize)> {
+    let b = line.as_bytes();
+    Some(match b.get(i)? {
+        b'n' if b[i..].starts_with(b"null") => (None, None, i + 4),
+        b'N' if b[i..].starts_with(b"NaN") => (Some(f64::NAN), None, i + 3),
+        b'I' if b[i..].starts_with(b"Infinity") => (Some(f64::INFINITY), None, i + 8),
+        b'-' if b[i..].starts_with(b"-Infinity") => (Some(f64::NEG_INFINITY), None, i + 9),
+        b'-' | b'0'..=b'9' => {
+            let n = scan(&b[i..])?;
+            let v = match n.value {
+                Some(v) => v,
+                None => line[i..i + n.len].parse().ok()?,
+            };
+            (Some(v), n.integer, i + n.len)
+        }
+        // Strings, booleans, nested values: let the generic reader judge.
+        _ => return None,
+    })
+}
+
+/// A line read key by key; `spans` is left with where each value starts and ends, and
+/// its key.
+fn fast_row_by_keys(line: &str, spans: &mut Vec<(usize, usize, Key)>) -> Fast {
+    spans.clear();
     let b = line.as_bytes();
     let mut i = 0;
     let ws = |i: &mut usize| {
@@ -416,12 +521,7 @@ fn fast_row(line: &str) -> Fast {
         return Fast::Unsure;
     }
     i += 1;
-    let mut t_wall = None;
-    let mut t_mono_ns = None;
-    let mut bad_field = false;
-    let mut seen: u16 = 0;
-    // The number columns after `t_mono_ns`, in column order.
-    let mut numbers: [Option<f64>; Row::NUMBERS] = [None; Row::NUMBERS];
+    let mut fields = Fields::new();
     ws(&mut i);
     if b.get(i) == Some(&b'}') {
         return Fast::Unsure;
@@ -451,66 +551,14 @@ fn fast_row(line: &str) -> Fast {
         }
         i += 1;
         ws(&mut i);
-        let vs = i;
-        let value: Option<f64> = match b.get(i) {
-            Some(b'n') if b[i..].starts_with(b"null") => {
-                i += 4;
-                None
-            }
-            Some(b'N') if b[i..].starts_with(b"NaN") => {
-                i += 3;
-                Some(f64::NAN)
-            }
-            Some(b'I') if b[i..].starts_with(b"Infinity") => {
-                i += 8;
-                Some(f64::INFINITY)
-            }
-            Some(b'-') if b[i..].starts_with(b"-Infinity") => {
-                i += 9;
-                Some(f64::NEG_INFINITY)
-            }
-            Some(b'-' | b'0'..=b'9') => match scan_number(&line[i..]) {
-                Some((v, used)) => {
-                    i += used;
-                    Some(v)
-                }
-                None => return Fast::Unsure,
-            },
-            // Strings, booleans, nested values: let the generic reader judge.
-            _ => return Fast::Unsure,
+        let Some((value, integer, end)) = fast_value(line, i) else {
+            return Fast::Unsure;
         };
-        let raw = &line[vs..i];
-        match key {
-            Key::Schema => return Fast::Unsure,
-            Key::Unknown => {}
-            Key::Column(column) => {
-                // A repeated key: JSON readers keep the first or last; leave it to the
-                // generic one.
-                if seen & (1 << column) != 0 {
-                    return Fast::Unsure;
-                }
-                seen |= 1 << column;
-                match column {
-                    Row::T_WALL => match value {
-                        Some(v) => t_wall = Some(v),
-                        None => bad_field = true,
-                    },
-                    Row::T_MONO_NS => {
-                        if value.is_some() {
-                            // A float is truncated by the generic path; keep one rule.
-                            if !raw.bytes().all(|c| c.is_ascii_digit() || c == b'-') {
-                                return Fast::Unsure;
-                            }
-                            let Ok(n) = raw.parse::<i64>() else {
-                                return Fast::Unsure;
-                            };
-                            t_mono_ns = Some(n);
-                        }
-                    }
-                    _ => numbers[column - Row::T_MONO_NS - 1] = value,
-                }
-            }
+        if fields.set(key, value, integer).is_none() {
+            return Fast::Unsure;
         }
+        spans.push((i, end, key));
+        i = end;
         ws(&mut i);
         match b.get(i) {
             Some(b',') => i += 1,
@@ -525,47 +573,113 @@ fn fast_row(line: &str) -> Fast {
             _ => return Fast::Unsure,
         }
     }
-    match t_wall {
-        Some(t_wall) if !bad_field => Fast::Row(Row::from_columns(t_wall, t_mono_ns, numbers)),
-        _ => Fast::Skip,
+    fields.row()
+}
+
+/// The layout of the last line read as a row: the text before each value (the
+/// separators, the key and its colon) with that key, and the text after the last. A
+/// line whose text around its values is the same has the same keys in the same places,
+/// so reading its values alone reads it as [`fast_row_by_keys`] would: the text between
+/// the values is what the key-by-key reading accepted before, whatever the values.
+#[derive(Debug, Default)]
+struct Shape {
+    /// The pieces of text, one after another.
+    text: Vec<u8>,
+    /// Per value: where its piece before it ends in `text`, and its key.
+    values: Vec<(usize, Key)>,
+    /// Scratch of the key-by-key reading: each value's start, end and key.
+    spans: Vec<(usize, usize, Key)>,
+}
+
+impl Shape {
+    /// Reads `line` by the layout; `None` when it is not laid out so (or there is none).
+    fn read(&self, line: &str) -> Option<Fast> {
+        if self.values.is_empty() {
+            return None;
+        }
+        let b = line.as_bytes();
+        let mut fields = Fields::new();
+        let (mut at, mut from) = (0, 0);
+        for &(to, key) in &self.values {
+            let piece = &self.text[from..to];
+            if !b
+                .get(at..at + piece.len())
+                .is_some_and(|t| same_bytes(t, piece))
+            {
+                return None;
+            }
+            let (value, integer, end) = fast_value(line, at + piece.len())?;
+            fields.set(key, value, integer)?;
+            (at, from) = (end, to);
+        }
+        same_bytes(&b[at..], &self.text[from..]).then(|| fields.row())
+    }
+
+    /// Takes the layout of `line`, just read as a row key by key (its values in `spans`).
+    fn learn(&mut self, line: &str) {
+        let b = line.as_bytes();
+        self.text.clear();
+        self.values.clear();
+        let mut at = 0;
+        for &(start, end, key) in &self.spans {
+            self.text.extend_from_slice(&b[at..start]);
+            self.values.push((self.text.len(), key));
+            at = end;
+        }
+        self.text.extend_from_slice(&b[at..]);
     }
 }
 
-/// Reads a JSON number at the start of `s` in one pass: its value and its length.
-/// Decimals whose digits fit in 2^53 with at most 22 fraction digits take Clinger's
-/// fast path (one correctly rounded division gives the same double as a full parser);
-/// others go to the full parser. Syntax as the generic JSON reader accepts it.
+/// Reads a JSON number at the start of `s`: its value and its length, as the fast path
+/// reads it ([`scan`], then the full parser when its value needs it).
+#[cfg(test)]
 fn scan_number(s: &str) -> Option<(f64, usize)> {
+    let n = scan(s.as_bytes())?;
+    let v = n.value.or_else(|| s[..n.len].parse().ok())?;
+    Some((v, n.len))
+}
+
+/// A JSON number scanned at the start of some bytes.
+struct Scanned {
+    /// Its length in bytes.
+    len: usize,
+    /// Its value, when the fast path gives it; else the full parser must read the text.
+    value: Option<f64>,
+    /// Its value as an integer when it is an integer literal (no fraction, no exponent)
+    /// of at most 18 digits, as `str::parse::<i64>` reads it.
+    integer: Option<i64>,
+}
+
+/// Reads a JSON number at the start of `b` in one pass: its length, and its value when
+/// Clinger's fast path gives it: decimals whose digits fit in 2^53 with at most 22
+/// fraction digits (one correctly rounded division gives the same double as a full
+/// parser); others are left to the full parser. Syntax as the generic JSON reader accepts
+/// it. Eight digits at a time where there are eight.
+fn scan(b: &[u8]) -> Option<Scanned> {
     const POW10: [f64; 23] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
         1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
     ];
-    let b = s.as_bytes();
     let neg = b.first() == Some(&b'-');
-    let mut i = usize::from(neg);
+    let int_start = usize::from(neg);
     let mut mant: u64 = 0;
-    let mut sig = 0u32; // significant digits so far
-    let mut frac = 0usize;
-    let int_start = i;
-    while i < b.len() && b[i].is_ascii_digit() {
-        mant = mant.wrapping_mul(10).wrapping_add(u64::from(b[i] - b'0'));
-        sig += u32::from(mant != 0);
-        i += 1;
-    }
-    if i == int_start || (b[int_start] == b'0' && i - int_start > 1) {
+    let mut i = digits(b, int_start, &mut mant);
+    let int_digits = i - int_start;
+    if int_digits == 0 || (b[int_start] == b'0' && int_digits > 1) {
         return None;
     }
+    // Digits before the first non-zero one: a leading `0` and the fraction's zeros after it.
+    let mut leading_zeros = usize::from(b[int_start] == b'0');
+    let mut frac = 0usize;
     if b.get(i) == Some(&b'.') {
-        i += 1;
-        let frac_start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            mant = mant.wrapping_mul(10).wrapping_add(u64::from(b[i] - b'0'));
-            sig += u32::from(mant != 0);
-            i += 1;
-        }
+        let frac_start = i + 1;
+        i = digits(b, frac_start, &mut mant);
         frac = i - frac_start;
         if frac == 0 {
             return None;
+        }
+        if leading_zeros == 1 {
+            leading_zeros += b[frac_start..i].iter().take_while(|&&c| c == b'0').count();
         }
     }
     let mut exponent = false;
@@ -583,16 +697,75 @@ fn scan_number(s: &str) -> Option<(f64, usize)> {
             return None;
         }
     }
-    if !exponent && sig <= 19 && mant <= (1u64 << 53) && frac <= 22 {
+    // Significant digits: mant is exact (no wrap) when there are at most 19.
+    let sig = int_digits + frac - leading_zeros;
+    let mut out = Scanned {
+        len: i,
+        value: None,
+        integer: None,
+    };
+    if exponent || sig > 19 {
+        return Some(out);
+    }
+    if frac == 0 && int_digits <= 18 {
+        // Below 10^18: fits an i64 with its sign.
+        let m = mant as i64;
+        out.integer = Some(if neg { -m } else { m });
+    }
+    if mant <= (1u64 << 53) && frac <= 22 {
         let v = mant as f64 / POW10[frac];
         // An integer literal is read as an integer, so `-0` is 0, not -0.0.
-        let integer = frac == 0 && b.get(int_start..i).is_some_and(|d| !d.contains(&b'.'));
-        if integer && v == 0.0 {
-            return Some((0.0, i));
-        }
-        return Some((if neg { -v } else { v }, i));
+        out.value = Some(if neg && !(frac == 0 && v == 0.0) {
+            -v
+        } else {
+            v
+        });
     }
-    s[..i].parse::<f64>().ok().map(|v| (v, i))
+    Some(out)
+}
+
+/// Reads the ASCII digits of `b` from `i` into `mant` (times ten each, wrapping); returns
+/// where they end.
+#[inline]
+fn digits(b: &[u8], mut i: usize, mant: &mut u64) -> usize {
+    while let Some(eight) = b.get(i..i + 8) {
+        let word = u64::from_le_bytes(eight.try_into().expect("eight bytes"));
+        if !eight_digits(word) {
+            break;
+        }
+        *mant = mant
+            .wrapping_mul(100_000_000)
+            .wrapping_add(eight_digits_value(word));
+        i += 8;
+    }
+    while i < b.len() && b[i].is_ascii_digit() {
+        *mant = mant.wrapping_mul(10).wrapping_add(u64::from(b[i] - b'0'));
+        i += 1;
+    }
+    i
+}
+
+/// Whether the eight bytes of `word` (little-endian) are all ASCII digits: each byte's
+/// high nibble is 3, and still 3 once 6 is added (its low nibble is at most 9).
+#[inline]
+fn eight_digits(word: u64) -> bool {
+    let high = word & 0xf0f0_f0f0_f0f0_f0f0;
+    let carried = (word.wrapping_add(0x0606_0606_0606_0606) & 0xf0f0_f0f0_f0f0_f0f0) >> 4;
+    high | carried == 0x3333_3333_3333_3333
+}
+
+/// The value of eight ASCII digits (little-endian `word`, the first digit the most
+/// significant), by pairs, then fours, then all eight.
+#[inline]
+fn eight_digits_value(word: u64) -> u64 {
+    let v = word.wrapping_sub(0x3030_3030_3030_3030);
+    let v = v.wrapping_mul(10).wrapping_add(v >> 8);
+    let pairs = v & 0x0000_00ff_0000_00ff;
+    let pairs_high = (v >> 16) & 0x0000_00ff_0000_00ff;
+    pairs
+        .wrapping_mul(100 + (1_000_000 << 32))
+        .wrapping_add(pairs_high.wrapping_mul(1 + (10_000 << 32)))
+        >> 32
 }
 
 /// For each first byte of a key, the columns whose name starts with it (bit i: column i).
@@ -613,7 +786,7 @@ fn known_column(b: &[u8]) -> Option<(usize, usize)> {
     while candidates != 0 {
         let column = candidates.trailing_zeros() as usize;
         let name = Row::COLUMNS[column].as_bytes();
-        if b.starts_with(name) && b.get(name.len()) == Some(&b'"') {
+        if b.get(name.len()) == Some(&b'"') && same_bytes(&b[..name.len()], name) {
             return Some((column, name.len()));
         }
         candidates &= candidates - 1;
@@ -621,8 +794,26 @@ fn known_column(b: &[u8]) -> Option<(usize, usize)> {
     None
 }
 
+/// `a == b` for short slices (a column name, the text between two values) eight bytes
+/// at a time, without a call to `memcmp` (whose call costs more than the comparison).
+#[inline]
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
+    let word = |c: &[u8]| u64::from_le_bytes(c.try_into().expect("eight bytes"));
+    for (p, q) in x.by_ref().zip(y.by_ref()) {
+        if word(p) != word(q) {
+            return false;
+        }
+    }
+    let (p, q) = (x.remainder(), y.remainder());
+    p.iter().zip(q).fold(0u8, |d, (m, n)| d | (m ^ n)) == 0
+}
+
 /// What a key of a line is.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 enum Key {
     Column(usize),
     /// The header's marker.
@@ -777,7 +968,17 @@ mod tests {
 
     /// The fast path reads every line exactly as the JSON reader does.
     fn same_as_generic(line: &str) {
-        let fast = read_line(line);
+        same_after(line, None);
+    }
+
+    /// The fast path reads `line`, after `model` when given (its layout then tried
+    /// first), exactly as the JSON reader does.
+    fn same_after(line: &str, model: Option<&str>) {
+        let mut shape = Shape::default();
+        if let Some(m) = model {
+            read_line(m, &mut shape);
+        }
+        let fast = read_line(line, &mut shape);
         let slow = generic_line(line);
         match (&fast, &slow) {
             (Some(Line::Row(a)), Some(Line::Row(b))) => {
@@ -799,9 +1000,53 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #[test]
+        fn long_decimals_match_the_full_parser(int in 0u64..100, frac: u64, width in 0usize..25, neg: bool) {
+            let text = format!("{}{int}.{frac:0width$}", if neg { "-" } else { "" });
+            let (v, used) = scan_number(&text).unwrap();
+            proptest::prop_assert_eq!(used, text.len());
+            proptest::prop_assert_eq!(v.to_bits(), text.parse::<f64>().unwrap().to_bits(), "{}", text);
+        }
+
+        #[test]
+        fn integers_read_as_the_standard_parsers_read_them(n: i64, tail in "[ ,}]{0,2}") {
+            let text = format!("{n}{tail}");
+            let s = scan(text.as_bytes()).unwrap();
+            let digits = n.unsigned_abs().to_string().len();
+            proptest::prop_assert_eq!(s.len, text.len() - tail.len());
+            proptest::prop_assert_eq!(s.integer, (digits <= 18).then_some(n));
+            let (v, _) = scan_number(&text).unwrap();
+            proptest::prop_assert_eq!(v.to_bits(), (n as f64).to_bits());
+        }
+    }
+
+    #[test]
+    fn eight_digits_at_once_read_as_one_at_a_time() {
+        for text in [
+            "12345678",
+            "00000000",
+            "99999999",
+            "1234567/",
+            "123:5678",
+            "0000000\u{7f}",
+        ] {
+            let word = u64::from_le_bytes(text.as_bytes()[..8].try_into().unwrap());
+            let all = text.bytes().all(|c| c.is_ascii_digit());
+            assert_eq!(eight_digits(word), all, "{text}");
+            if all {
+                assert_eq!(eight_digits_value(word), text.parse::<u64>().unwrap());
+            }
+        }
+        for byte in 0..=255u8 {
+            let word = u64::from_le_bytes([b'1', b'2', byte, b'4', b'5', b'6', b'7', b'8']);
+            assert_eq!(eight_digits(word), byte.is_ascii_digit(), "{byte}");
+        }
+    }
+
     #[test]
     fn fast_path_agrees_with_the_json_reader() {
-        for line in [
+        let lines = [
             r#"{"t_wall": 1790470252.238873, "t_mono_ns": 208651898175, "running": 0.0, "waiting": 0.0, "kv_usage": 0.0, "preemptions": 0.0, "generation_tokens": 144.0, "prompt_tokens": 63.0}"#,
             r#"{"t_wall": 1.0, "t_mono_ns": null, "running": null, "kv_usage": NaN, "paused": -Infinity}"#,
             r#"{"t_wall": 1.0, "t_mono_ns": 1.5e9}"#,
@@ -828,8 +1073,19 @@ mod tests {
             r#"{"t_wall": 1, "t_mono_ns": -5, "pausedx": 3, "paus": 1}"#,
             r#"{"t_wall": 1, "running": nul}"#,
             r#"{"t_wall": 1, "running": NaNx}"#,
-        ] {
+            r#"{"t_wall": 2, "running": NaN}"#,
+            r#"{"t_wall": 1, "running": 1e}"#,
+            r#"{"t_wall": 1, "running": 1 }"#,
+            r#"{"t_wall": 1, "running": 1, "running": 2}"#,
+            r#"{"t_wall": 7, "t_mono_ns": 12345678901234567890}"#,
+            r#"{"t_wall": 7, "t_mono_ns": 2.5}"#,
+        ];
+        // Each alone, and each after each other (the layout of the one before tried first).
+        for line in lines {
             same_as_generic(line);
+            for model in lines {
+                same_after(line, Some(model));
+            }
         }
     }
 
@@ -842,7 +1098,11 @@ mod tests {
                 proptest::sample::select(vec!["1", "-2.5e3", "null", "NaN", "Infinity", "\"s\"", "true", "1.", "0.25", "12345678901234"]), 6),
         ) {
             let body: Vec<String> = keys.iter().zip(&values).map(|(k, v)| format!("\"{k}\": {v}")).collect();
-            same_as_generic(&format!("{{{}}}", body.join(", ")));
+            let line = format!("{{{}}}", body.join(", "));
+            same_as_generic(&line);
+            // After a row of the same keys (same layout, other values).
+            let model: Vec<String> = keys.iter().map(|k| format!("\"{k}\": 1")).collect();
+            same_after(&line, Some(&format!("{{{}}}", model.join(", "))));
         }
     }
 

@@ -8,7 +8,7 @@ use super::args::{
     SeriesArgs,
 };
 use super::disk::{self, read_input};
-use super::output::{same_file, write_atomically};
+use super::output::{same_file, write_atomically, OutputError};
 use super::render;
 use super::{named_engine, Exit};
 use analyzer::analysis::{
@@ -337,8 +337,14 @@ pub fn explain(args: ExplainArgs) -> Result<i32, Exit> {
 /// series streams from disk into its rows (`disk::StreamedRun`): a week's recording is
 /// never held as text and rows at once.
 fn run_input(args: &AnalyzeArgs) -> Result<disk::StreamedRun, Exit> {
+    // The page carries the series: encode it while it is read, when there is a page.
+    let load = if super::html::viewer_template().is_some() {
+        disk::load_run_folder_carried
+    } else {
+        disk::load_run_folder_streamed
+    };
     let mut run = match &args.run {
-        Some(dir) => disk::load_run_folder_streamed(dir)
+        Some(dir) => load(dir)
             .map_err(|e| Exit::usage(format!("{}: cannot list the folder: {e}", dir.display())))?,
         None => disk::StreamedRun::default(),
     };
@@ -419,7 +425,9 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
         return Err(Exit::usage("--requested must be a positive number"));
     }
     let mut run = run_input(&args)?;
-    let input = &run.input;
+    // The rows go with the analysis: only the report is left when the page is made.
+    let series = run.series.take();
+    let input = &std::mem::take(&mut run.input);
     let results_path = args.run.as_ref().map(|d| d.join(analyzer::docs::RESULTS));
     if let Some(h) = &args.html {
         check_html_target(h, input, results_path.as_deref())?;
@@ -430,9 +438,6 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
         title: args.title.clone(),
         utc_offset_min: super::local_utc_offset_min(),
     };
-    // The rows go with the analysis: only the report is left when the page is made.
-    let series = run.series.take();
-    let input = &run.input;
     let analysis = match analysis::analyze_with_series(input, &opts, series) {
         Ok(an) => an,
         Err(AnalyzeError::NothingUsable(errors)) => {
@@ -463,25 +468,48 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
     }
     // Written once: a long recording's chart data makes this text tens of megabytes.
     let doc = json::to_pretty(&analysis.report, 1) + "\n";
-    let mut written = Vec::new();
-    let mut unwritten = false;
-    let mut write = |path: &Path, bytes: &[u8]| match write_atomically(path, bytes) {
-        Ok(()) => written.push(path.display().to_string()),
-        Err(e) => {
-            note(&e.to_string());
-            unwritten = true;
-        }
-    };
-    if let Some(path) = &results_path {
-        write(path, doc.as_bytes());
-    }
     let html_path = args
         .html
         .clone()
         .or_else(|| args.run.as_ref().map(|d| d.join(analyzer::docs::REPORT)));
-    if let Some(p) = html_path {
-        let page = super::html::page(&analysis.report, input, &opts, || run.series_bytes());
-        write(&p, page.as_bytes());
+    // results.json is written (and synced, which takes as long as making the page) while
+    // the page is made; both are done before anything is printed.
+    let text = doc.as_bytes();
+    let outcomes = std::thread::scope(|scope| {
+        let results = results_path.as_deref().map(|path| {
+            let write = move || write_atomically(path, text);
+            let started = std::thread::Builder::new().spawn_scoped(scope, write);
+            (path, started)
+        });
+        let page = html_path.as_deref().map(|path| {
+            let page = super::html::page(&analysis.report, input, &opts, || run.series_carriage());
+            (path, write_atomically(path, page.as_bytes()))
+        });
+        let results = results.map(|(path, started)| {
+            let outcome = match started {
+                Ok(thread) => thread.join().unwrap_or_else(|_| {
+                    Err(OutputError::Io(
+                        path.display().to_string(),
+                        std::io::Error::other("the writing thread failed"),
+                    ))
+                }),
+                // No thread to be had: written here instead.
+                Err(_) => write_atomically(path, text),
+            };
+            (path, outcome)
+        });
+        [results, page]
+    });
+    let mut written = Vec::new();
+    let mut unwritten = false;
+    for (path, outcome) in outcomes.into_iter().flatten() {
+        match outcome {
+            Ok(()) => written.push(path.display().to_string()),
+            Err(e) => {
+                note(&e.to_string());
+                unwritten = true;
+            }
+        }
     }
     if super::ci_format::for_analyze(&args, input, &analysis, &doc)? {
         return Ok(analysis.exit_status(args.common.strict));

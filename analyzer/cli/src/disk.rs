@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use analyzer::analysis::{InputFile, RunInput};
 use analyzer::folder;
 use analyzer::input::InputError;
+use analyzer::pack::{columns, Carriage};
 use analyzer::series::{Series, SeriesReader};
 use analyzer::sizes::Role;
 use analyzer::Skipped;
@@ -111,20 +112,32 @@ const SERIES_HALVES_FROM: u64 = 16 << 20;
 /// [`SeriesReader`]: its text is never held whole, only its rows. The same checks as
 /// every other read (`open_checked`); `shown` names the file in messages.
 pub fn read_series(path: &Path, shown: &str, no_follow: bool) -> Result<Series, InputError> {
-    stream_series(path, shown, no_follow)
-        .unwrap_or_else(|reason| Err(InputError::new(shown, None, reason)))
+    match stream_series(path, shown, no_follow, false) {
+        Ok((read, _)) => read,
+        Err(reason) => Err(InputError::new(shown, None, reason)),
+    }
 }
 
 /// As [`read_series`], telling a file that could not be read (the reason, as
 /// `read_file` gives it) from one read but not a series. A long file is read as two
 /// halves in two threads, split after a newline, and joined (`SeriesReader::append`).
+/// With `carry`, another thread encodes the same file for the one-file report meanwhile
+/// ([`Carrier`]; `None` when it could not start) and the file is read in one piece.
 fn stream_series(
     path: &Path,
     shown: &str,
     no_follow: bool,
-) -> Result<Result<Series, InputError>, String> {
+    carry: bool,
+) -> Result<(Result<Series, InputError>, Option<Carrier>), String> {
     let (f, len) = open_checked(path, Role::Series, no_follow)?;
-    let reader = match halfway_line(&f, len)? {
+    let carrier = if carry { Carrier::start(&f) } else { None };
+    // With a carrier on the other core, one reader: joining two halves holds the later
+    // half's rows twice for a moment, on top of the carrier's columns.
+    let halfway = match carrier {
+        Some(_) => None,
+        None => halfway_line(&f, len)?,
+    };
+    let reader = match halfway {
         None => read_part(&f, shown, 0, None)?,
         Some(mid) => std::thread::scope(|scope| {
             let later = scope.spawn(|| read_part(&f, shown, mid, None));
@@ -136,7 +149,59 @@ fn stream_series(
             Ok::<_, String>(first)
         })?,
     };
-    Ok(reader.finish())
+    Ok((reader.finish(), carrier))
+}
+
+/// The series' carriage in the one-file report (`pack::Carriage`: its columns, deflated
+/// and base64-encoded), made on its own thread from its own reading of the same open
+/// file while the series is parsed and analyzed: the text is read once more, in pieces,
+/// but never held whole, and the page waits only for what is left of it.
+#[derive(Debug)]
+pub struct Carrier(std::thread::JoinHandle<Result<Carriage, String>>);
+
+impl Carrier {
+    /// Starts encoding the file open in `f` (a second handle on it, so the file is the
+    /// one being parsed); `None` when the handle or the thread cannot be had.
+    fn start(f: &File) -> Option<Carrier> {
+        let f = f.try_clone().ok()?;
+        std::thread::Builder::new()
+            .name("series-carriage".into())
+            .spawn(move || carry_series(&f))
+            .ok()
+            .map(Carrier)
+    }
+
+    /// The carriage, or why the file could not be read for it.
+    pub fn wait(self) -> Result<Carriage, String> {
+        self.0
+            .join()
+            .unwrap_or_else(|_| Err("cannot read: the reading thread failed".to_string()))
+    }
+}
+
+/// Reads the whole file piece by piece into the columns encoder, within the series' size
+/// limit, then deflates the columns.
+fn carry_series(f: &File) -> Result<Carriage, String> {
+    let mut encoder = columns::Encoder::default();
+    let mut piece = vec![0u8; SERIES_PIECE];
+    let mut at = 0u64;
+    loop {
+        let n = match read_at(f, &mut piece, at) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_reason(&e)),
+        };
+        at += n as u64;
+        // A file that grew past the limit while being read.
+        if let Some(why) = Role::Series.refuse(at) {
+            return Err(why);
+        }
+        encoder.push(&piece[..n]);
+    }
+    drop(piece);
+    let size = usize::try_from(at).map_err(|_| "too large to carry".to_string())?;
+    Ok(Carriage::columnar(size, &encoder.finish()))
 }
 
 /// Where the line after the middle of a long file starts, to read its halves apart;
@@ -262,8 +327,8 @@ pub fn load_run_folder_as(dir: &Path, shown: &str) -> std::io::Result<RunInput> 
 }
 
 /// A run whose series was read as it streamed from disk ([`read_series`]): the input's
-/// `series` names the file and holds no bytes (see [`StreamedRun::series_bytes`] for the
-/// page that carries them).
+/// `series` names the file and holds no bytes (see [`StreamedRun::series_carriage`] for
+/// the page that carries them).
 #[derive(Debug, Default)]
 pub struct StreamedRun {
     pub input: RunInput,
@@ -272,6 +337,10 @@ pub struct StreamedRun {
     /// Where the series is on disk, for reading its bytes again, and whether a link
     /// there is followed.
     series_path: Option<(PathBuf, bool)>,
+    /// Whether the series is encoded for the one-file report as it is read.
+    carry: bool,
+    /// The series' carriage being made while it is read, when `carry`.
+    carrier: Option<Carrier>,
 }
 
 impl StreamedRun {
@@ -279,16 +348,18 @@ impl StreamedRun {
     /// it) in place of the folder's.
     pub fn use_series_file(&mut self, path: &Path) {
         let name = path.display().to_string();
-        let (bytes, read) = match stream_series(path, &name, false) {
-            Ok(read) => (Ok(Vec::new()), read),
+        let (bytes, read, carrier) = match stream_series(path, &name, false, self.carry) {
+            Ok((read, carrier)) => (Ok(Vec::new()), read, carrier),
             Err(reason) => (
                 Err(reason.clone()),
                 Err(InputError::new(&name, None, reason)),
+                None,
             ),
         };
         self.input.series = Some(InputFile { name, bytes });
         self.series = Some(read);
         self.series_path = Some((path.to_path_buf(), true));
+        self.carrier = carrier;
     }
 
     /// The series file's bytes, read again (for the one-file report, once the rows are
@@ -297,18 +368,43 @@ impl StreamedRun {
         let (path, follow) = self.series_path.as_ref()?;
         Some(read_file(path, Role::Series, !follow))
     }
+
+    /// The series as the one-file report carries it: made while it was read when the
+    /// run was loaded to carry it ([`load_run_folder_carried`]), else from its bytes read
+    /// again; `None` when the run has no series file.
+    pub fn series_carriage(&mut self) -> Option<Result<Carriage, String>> {
+        if let Some(carrier) = self.carrier.take() {
+            return Some(carrier.wait());
+        }
+        self.series_bytes()
+            .map(|read| read.map(|b| Carriage::columnar(b.len(), &columns::encode(&b))))
+    }
 }
 
 /// As [`load_run_folder`], the series streamed into its rows rather than read whole.
 pub fn load_run_folder_streamed(dir: &Path) -> std::io::Result<StreamedRun> {
+    load_streamed(dir, false)
+}
+
+/// As [`load_run_folder_streamed`], the series also encoded for the one-file report as
+/// it is read, on its own thread ([`StreamedRun::series_carriage`]).
+pub fn load_run_folder_carried(dir: &Path) -> std::io::Result<StreamedRun> {
+    load_streamed(dir, true)
+}
+
+fn load_streamed(dir: &Path, carry: bool) -> std::io::Result<StreamedRun> {
     let shown = dir.display().to_string();
     let (mut input, deferred) = load_folder(dir, &shown, true)?;
     let mut series = None;
     let mut series_path = None;
+    let mut carrier = None;
     if let (Some(name), Some(f)) = (deferred, &mut input.series) {
         let path = dir.join(&name);
-        series = Some(match stream_series(&path, &f.name, true) {
-            Ok(read) => read,
+        series = Some(match stream_series(&path, &f.name, true, carry) {
+            Ok((read, started)) => {
+                carrier = started;
+                read
+            }
             Err(reason) => {
                 // As a file refused by `read_file`: listed as skipped, unreadable for checks.
                 input.skipped.push(Skipped {
@@ -333,6 +429,8 @@ pub fn load_run_folder_streamed(dir: &Path) -> std::io::Result<StreamedRun> {
         input,
         series,
         series_path,
+        carry,
+        carrier,
     })
 }
 

@@ -8,7 +8,7 @@
 
 use analyzer::analysis::{Options, RunInput};
 use analyzer::catalog;
-use analyzer::pack;
+use analyzer::pack::{self, Carriage};
 use analyzer::page::{self, escape_html};
 use analyzer::report::Report;
 use analyzer::verdict::Status;
@@ -26,13 +26,13 @@ pub(crate) fn viewer_template() -> Option<&'static str> {
 
 /// The report page for a run: the viewer with the run inside, else the static page.
 /// The series was streamed (`disk::StreamedRun`, its `InputFile` without bytes):
-/// `series` gives the file's bytes, read only when the page carries them and moved into
-/// the pack rather than copied (a week's recording is hundreds of megabytes).
+/// `series` gives its carriage (made while it was read, or from its bytes read again),
+/// asked only when the page carries it (a week's recording is hundreds of megabytes).
 pub fn page(
     r: &Report,
     input: &RunInput,
     opts: &Options,
-    series: impl FnOnce() -> Option<Result<Vec<u8>, String>>,
+    series: impl FnOnce() -> Option<Result<Carriage, String>>,
 ) -> String {
     VIEWER
         .and_then(|t| one_file(t, r, input, opts, series()))
@@ -40,24 +40,34 @@ pub fn page(
 }
 
 /// The viewer page with the run in its run element and the run's title on the tab; the
-/// series' bytes, when given, in place of `input`'s.
+/// series' carriage (or why it could not be read), when given, in place of `input`'s.
 fn one_file(
     template: &str,
     r: &Report,
     input: &RunInput,
     opts: &Options,
-    series: Option<Result<Vec<u8>, String>>,
+    series: Option<Result<Carriage, String>>,
 ) -> Option<String> {
     let generated_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .ok()
         .map(|d| d.as_millis() as f64);
     let mut run = pack::to_pack(input, opts, generated_ms);
-    if let (Some(bytes), Some(f)) = (series, run.files.iter_mut().find(|f| f.role == "series")) {
-        f.bytes = bytes;
+    let mut ready = None;
+    if let (Some(carried), Some(f)) = (series, run.files.iter_mut().find(|f| f.role == SERIES)) {
+        f.bytes = match carried {
+            Ok(c) => {
+                ready = Some((SERIES, c));
+                Ok(Vec::new())
+            }
+            Err(reason) => Err(reason),
+        };
     }
-    page::splice(template, &run, &r.title).ok()
+    page::splice_with(template, &run, &r.title, ready).ok()
 }
+
+/// The series' role in a pack.
+const SERIES: &str = "series";
 
 const STYLE: &str =
     "body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}\
@@ -183,7 +193,8 @@ mod tests {
         let opts = Options::default();
         let read = analyzer::series::Series::read("run/run.series.jsonl", &series);
         let a = analyzer::analysis::analyze_with_series(&input, &opts, Some(read)).unwrap();
-        let page = one_file(template, &a.report, &input, &opts, Some(Ok(series.clone()))).unwrap();
+        let carried = Carriage::columnar(series.len(), &pack::columns::encode(&series));
+        let page = one_file(template, &a.report, &input, &opts, Some(Ok(carried))).unwrap();
         let run = pack::decode(page::embedded_run(&page).unwrap()).unwrap();
         let carried = pack::from_pack(&run).0.series.unwrap();
         assert_eq!(carried.name, "run/run.series.jsonl");

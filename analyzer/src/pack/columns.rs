@@ -75,71 +75,214 @@ impl Column {
 
 /// `text` as columns (not yet compressed).
 pub fn encode(text: &[u8]) -> Vec<u8> {
-    let mut skeletons: HashMap<Vec<u8>, u32> = HashMap::new();
-    // Per skeleton: its first column and its number of values.
-    let mut shapes: Vec<(usize, usize)> = Vec::new();
-    let mut dictionary = Vec::new();
-    let mut columns: Vec<Column> = Vec::new();
-    let mut ids = Vec::new();
-    let mut key = Vec::new();
-    let mut spans = Vec::new();
-    let mut lines = 0u64;
-    for line in text.split(|&b| b == b'\n') {
-        lines += 1;
-        number_spans(line, &mut spans);
-        key.clear();
-        let mut at = 0;
-        for &(start, end) in &spans {
-            push_bytes(&mut key, &line[at..start]);
-            at = end;
+    let mut encoder = Encoder::default();
+    encoder.push(text);
+    encoder.finish()
+}
+
+/// [`encode`] fed piece by piece, as a file streams from disk: each line is encoded once
+/// it is complete and only an unfinished line is kept between pieces. Pieces may split a
+/// line anywhere; [`Encoder::finish`] gives exactly what [`encode`] gives for the whole
+/// text. (The command line encodes the series this way on its own thread while another
+/// parses it, so the text is read once and never held whole.)
+#[derive(Default)]
+pub struct Encoder {
+    skeletons: HashMap<Vec<u8>, u32>,
+    /// Per skeleton: its first column, and its pieces (the text around its values).
+    shapes: Vec<(usize, Vec<Box<[u8]>>)>,
+    dictionary: Vec<u8>,
+    columns: Vec<Column>,
+    ids: Vec<u8>,
+    lines: u64,
+    /// The skeleton of the line before: consecutive lines nearly always share one.
+    last: Option<u32>,
+    /// Scratch: a line's number spans, their values as [`exact`] reads them, and its
+    /// skeleton key.
+    spans: Vec<(usize, usize)>,
+    values: Vec<Option<(i64, u8)>>,
+    key: Vec<u8>,
+    /// The start of a line whose end has not arrived yet.
+    partial: Vec<u8>,
+}
+
+impl Encoder {
+    /// Encodes the complete lines of the next piece of the text.
+    pub fn push(&mut self, piece: &[u8]) {
+        let mut rest = piece;
+        if !self.partial.is_empty() {
+            let Some(end) = memchr::memchr(b'\n', rest) else {
+                self.partial.extend_from_slice(rest);
+                return;
+            };
+            let mut line = std::mem::take(&mut self.partial);
+            line.extend_from_slice(&rest[..end]);
+            self.line(&line);
+            // Keep the allocation for the next unfinished line.
+            line.clear();
+            self.partial = line;
+            rest = &rest[end + 1..];
         }
-        push_bytes(&mut key, &line[at..]);
-        let id = match skeletons.get(key.as_slice()) {
-            Some(&id) => id,
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', rest) {
+            self.line(&rest[start..end]);
+            start = end + 1;
+        }
+        self.partial.extend_from_slice(&rest[start..]);
+    }
+
+    /// The columns of every piece pushed: the text after the last newline (possibly
+    /// empty) is its last line, as `split` on the whole text gives it.
+    pub fn finish(mut self) -> Vec<u8> {
+        let last = std::mem::take(&mut self.partial);
+        self.line(&last);
+        let (shapes, columns) = (&self.shapes, &self.columns);
+        let residual_bytes: usize = columns.iter().map(|c| c.residuals().1.len()).sum();
+        let mut out = Vec::with_capacity(
+            MAGIC.len()
+                + 16
+                + self.dictionary.len()
+                + self.ids.len()
+                + 11 * columns.len()
+                + residual_bytes
+                + columns
+                    .iter()
+                    .map(|c| c.decimals.len() + c.raws.len())
+                    .sum::<usize>(),
+        );
+        out.extend_from_slice(MAGIC);
+        push_u64(&mut out, shapes.len() as u64);
+        out.extend_from_slice(&self.dictionary);
+        push_u64(&mut out, self.lines);
+        out.extend_from_slice(&self.ids);
+        for c in columns {
+            let (mode, res) = c.residuals();
+            out.push(mode);
+            push_u64(&mut out, res.len() as u64);
+            push_u64(&mut out, c.raws.len() as u64);
+        }
+        self.skeletons = HashMap::new();
+        self.ids = Vec::new();
+        // Each column freed once copied: the columns and their copy are never all held
+        // at once (a week's are tens of megabytes).
+        for c in std::mem::take(&mut self.columns) {
+            out.extend_from_slice(&c.decimals);
+            out.extend_from_slice(c.residuals().1);
+            out.extend_from_slice(&c.raws);
+        }
+        out
+    }
+
+    /// One line (without its newline).
+    fn line(&mut self, line: &[u8]) {
+        self.lines += 1;
+        let (spans, values) = (&mut self.spans, &mut self.values);
+        let known = self
+            .last
+            .filter(|&id| same_skeleton(line, &self.shapes[id as usize].1, spans, values));
+        let id = match known {
+            Some(id) => id,
             None => {
-                let id = shapes.len() as u32;
-                push_u64(&mut dictionary, spans.len() as u64);
-                dictionary.extend_from_slice(&key);
-                shapes.push((columns.len(), spans.len()));
-                columns.extend((0..spans.len()).map(|_| Column::default()));
-                skeletons.insert(key.clone(), id);
+                let id = self.skeleton_of(line);
+                self.values.clear();
+                let exacts = self.spans.iter().map(|&(a, b)| exact(&line[a..b]));
+                self.values.extend(exacts);
                 id
             }
         };
-        push_u64(&mut ids, u64::from(id));
-        let first = shapes[id as usize].0;
-        for (column, &(start, end)) in columns[first..].iter_mut().zip(&spans) {
-            let value = &line[start..end];
-            match exact(value) {
+        self.last = Some(id);
+        push_u64(&mut self.ids, u64::from(id));
+        let first = self.shapes[id as usize].0;
+        let values = self.spans.iter().zip(&self.values);
+        for (column, (&(start, end), &read)) in self.columns[first..].iter_mut().zip(values) {
+            match read {
                 Some((mantissa, decimals)) => {
                     column.decimals.push(decimals);
                     column.push_mantissa(mantissa);
                 }
                 None => {
                     column.decimals.push(RAW);
-                    push_bytes(&mut column.raws, value);
+                    push_bytes(&mut column.raws, &line[start..end]);
                 }
             }
         }
     }
-    let mut out = Vec::with_capacity(text.len() / 4);
-    out.extend_from_slice(MAGIC);
-    push_u64(&mut out, shapes.len() as u64);
-    out.extend_from_slice(&dictionary);
-    push_u64(&mut out, lines);
-    out.extend_from_slice(&ids);
-    for c in &columns {
-        let (mode, res) = c.residuals();
-        out.push(mode);
-        push_u64(&mut out, res.len() as u64);
-        push_u64(&mut out, c.raws.len() as u64);
+
+    /// The skeleton of a line found by its number spans (left in `spans`), added to the
+    /// dictionary when new.
+    fn skeleton_of(&mut self, line: &[u8]) -> u32 {
+        number_spans(line, &mut self.spans);
+        self.key.clear();
+        let mut pieces = Vec::with_capacity(self.spans.len() + 1);
+        let mut at = 0;
+        for &(start, end) in &self.spans {
+            push_bytes(&mut self.key, &line[at..start]);
+            pieces.push(&line[at..start]);
+            at = end;
+        }
+        push_bytes(&mut self.key, &line[at..]);
+        pieces.push(&line[at..]);
+        if let Some(&id) = self.skeletons.get(self.key.as_slice()) {
+            return id;
+        }
+        let id = self.shapes.len() as u32;
+        push_u64(&mut self.dictionary, self.spans.len() as u64);
+        self.dictionary.extend_from_slice(&self.key);
+        let pieces = pieces.into_iter().map(Box::from).collect();
+        self.shapes.push((self.columns.len(), pieces));
+        self.columns
+            .extend((0..self.spans.len()).map(|_| Column::default()));
+        self.skeletons.insert(self.key.clone(), id);
+        id
     }
-    for (c, (_, res)) in columns.iter().map(|c| (c, c.residuals())) {
-        out.extend_from_slice(&c.decimals);
-        out.extend_from_slice(res);
-        out.extend_from_slice(&c.raws);
+}
+
+/// Whether `line` is `pieces` with a number (as [`number_spans`] finds them) between
+/// each two; the numbers' spans are left in `spans` and their values (as [`exact`]
+/// reads them) in `values`. When it is, `number_spans` would find exactly these spans:
+/// the pieces come from a line it cut, so each piece before a number ends with a
+/// separator and no position inside a piece starts a number (the bytes that decide it,
+/// the piece's own and the digit before it, are the same as in that line).
+fn same_skeleton(
+    line: &[u8],
+    pieces: &[Box<[u8]>],
+    spans: &mut Vec<(usize, usize)>,
+    values: &mut Vec<Option<(i64, u8)>>,
+) -> bool {
+    spans.clear();
+    values.clear();
+    let Some((first, rest)) = pieces.split_first() else {
+        return false;
+    };
+    if !starts_with(line, first) {
+        return false;
     }
-    out
+    let mut at = first.len();
+    for piece in rest {
+        let starts_number = line
+            .get(at)
+            .is_some_and(|&c| c.is_ascii_digit() || c == b'-')
+            && (at == 0 || matches!(line[at - 1], b':' | b' ' | b'[' | b','));
+        if !starts_number {
+            return false;
+        }
+        let Some((end, value)) = number_at(line, at) else {
+            return false;
+        };
+        spans.push((at, end));
+        values.push(value);
+        if !starts_with(&line[end..], piece) {
+            return false;
+        }
+        at = end + piece.len();
+    }
+    at == line.len()
+}
+
+/// `line.starts_with(piece)` without a call to `memcmp`, which costs more than comparing
+/// the few bytes between two values.
+#[inline]
+fn starts_with(line: &[u8], piece: &[u8]) -> bool {
+    line.len() >= piece.len() && crate::series::same_bytes(&line[..piece.len()], piece)
 }
 
 /// Where the number values of `line` are: a `-?digits[.digits]` after `:`, ` `, `[` or
@@ -187,6 +330,53 @@ fn number_end(line: &[u8], start: usize) -> Option<usize> {
     }
 }
 
+/// [`number_end`] and [`exact`] of the number there in one pass: where the number
+/// starting at `start` ends, and its value as `exact` reads it.
+fn number_at(line: &[u8], start: usize) -> Option<(usize, Option<(i64, u8)>)> {
+    let negative = line[start] == b'-';
+    let int_start = start + usize::from(negative);
+    // Wrapping: only kept when there are at most 18 digits, below 10^18.
+    let mut m: u64 = 0;
+    let mut digits = |mut j: usize| {
+        while let Some(d) = line.get(j).filter(|d| d.is_ascii_digit()) {
+            m = m.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+            j += 1;
+        }
+        j
+    };
+    let mut end = digits(int_start);
+    let int_len = end - int_start;
+    if int_len == 0 {
+        return None;
+    }
+    let mut frac_len = 0;
+    if line.get(end) == Some(&b'.') {
+        let frac_end = digits(end + 1);
+        frac_len = frac_end - (end + 1);
+        if frac_len == 0 {
+            return None;
+        }
+        end = frac_end;
+    }
+    if !matches!(
+        line.get(end),
+        None | Some(b',' | b'}' | b']' | b' ' | b'\r')
+    ) {
+        return None;
+    }
+    if int_len + frac_len > MAX_DECIMALS {
+        return Some((end, exact(&line[start..end])));
+    }
+    // Leading zeros and `-0` are written back only as raw text.
+    let leading_zero = int_len > 1 && line[int_start] == b'0';
+    let negative_zero = negative && m == 0;
+    let value = (!leading_zero && !negative_zero).then(|| {
+        let m = m as i64;
+        (if negative { -m } else { m }, frac_len as u8)
+    });
+    Some((end, value))
+}
+
 /// A value as (mantissa, decimals) when [`value_text`] writes it back byte for byte.
 fn exact(value: &[u8]) -> Option<(i64, u8)> {
     let (negative, digits) = match value.split_first() {
@@ -201,8 +391,15 @@ fn exact(value: &[u8]) -> Option<(i64, u8)> {
         return None;
     }
     let mut m: i64 = 0;
-    for &d in int.iter().chain(frac) {
-        m = m.checked_mul(10)?.checked_add(i64::from(d - b'0'))?;
+    if int.len() + frac.len() <= MAX_DECIMALS {
+        // At most 18 digits: below 10^18, no overflow to check.
+        for &d in int.iter().chain(frac) {
+            m = m * 10 + i64::from(d - b'0');
+        }
+    } else {
+        for &d in int.iter().chain(frac) {
+            m = m.checked_mul(10)?.checked_add(i64::from(d - b'0'))?;
+        }
     }
     if negative && m == 0 {
         return None;
@@ -232,14 +429,23 @@ impl Predictor {
 }
 
 fn push_u64(out: &mut Vec<u8>, mut v: u64) {
+    if v < 0x80 {
+        out.push(v as u8);
+        return;
+    }
+    // Written whole: one growth check, not one a byte.
+    let mut buf = [0u8; 10];
+    let mut n = 0;
     loop {
         let byte = (v & 0x7f) as u8;
         v >>= 7;
         if v == 0 {
-            out.push(byte);
+            buf[n] = byte;
+            out.extend_from_slice(&buf[..=n]);
             return;
         }
-        out.push(byte | 0x80);
+        buf[n] = byte | 0x80;
+        n += 1;
     }
 }
 
@@ -674,6 +880,64 @@ mod tests {
         }
     }
 
+    #[test]
+    fn pieces_of_any_size_encode_as_the_whole_text() {
+        let text = b"{\"t_wall\": 1.5, \"n\": 2}\n{\"t_wall\": 2.25, \"n\": -3}\r\n\n\
+            {\"t_wall\": 3, \"n\": 1e5}\n12 x\n{\"t_wall\": 4.0, \"n\": 007}";
+        let whole = encode(text);
+        for size in 1..=text.len() {
+            let mut e = Encoder::default();
+            for piece in text.chunks(size) {
+                e.push(piece);
+            }
+            assert_eq!(e.finish(), whole, "pieces of {size}");
+        }
+    }
+
+    /// The spans of `line` when it has the skeleton `model` was cut into, by
+    /// [`same_skeleton`]; `None` when it has not.
+    fn spans_by_skeleton(model: &[u8], line: &[u8]) -> Option<Vec<(usize, usize)>> {
+        let mut spans = Vec::new();
+        number_spans(model, &mut spans);
+        let mut pieces: Vec<Box<[u8]>> = Vec::new();
+        let mut at = 0;
+        for &(start, end) in &spans {
+            pieces.push(model[at..start].into());
+            at = end;
+        }
+        pieces.push(model[at..].into());
+        let mut values = Vec::new();
+        let same = same_skeleton(line, &pieces, &mut spans, &mut values);
+        // Each value read as `exact` reads its text.
+        let exacts: Vec<_> = spans.iter().map(|&(a, b)| exact(&line[a..b])).collect();
+        assert!(
+            !same || values == exacts,
+            "{}",
+            String::from_utf8_lossy(line)
+        );
+        same.then_some(spans)
+    }
+
+    #[test]
+    fn a_line_of_the_same_skeleton_is_cut_as_number_spans_cuts_it() {
+        let model = b"{\"a\": 1, \"b\": [2,-3.5], \"c\": 1e-05}";
+        for (line, same) in [
+            (&b"{\"a\": 17, \"b\": [0,-0.25], \"c\": 1e-05}"[..], true),
+            (b"{\"a\": 17, \"b\": [0,-0.25], \"c\": 2e-05}", false),
+            (b"{\"a\": 1., \"b\": [2,-3.5], \"c\": 1e-05}", false),
+            (b"{\"a\": 1, \"b\": [2,-3.5], \"c\": 1e-05} ", false),
+            (b"{\"a\": 1, \"b\": [2,--3.5], \"c\": 1e-05}", false),
+        ] {
+            let mut want = Vec::new();
+            number_spans(line, &mut want);
+            let got = spans_by_skeleton(model, line);
+            assert_eq!(got.is_some(), same, "{}", String::from_utf8_lossy(line));
+            if let Some(got) = got {
+                assert_eq!(got, want);
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn any_text_round_trips(text in proptest::collection::vec(
@@ -685,6 +949,41 @@ mod tests {
         )) {
             let c = encode(&text);
             prop_assert_eq!(decode(&c, text.len(), 0).unwrap(), text);
+        }
+
+        #[test]
+        fn a_shared_skeleton_means_the_same_number_spans(
+            a in proptest::collection::vec(
+                prop_oneof![Just(b' '), Just(b','), Just(b':'), Just(b'-'), Just(b'.'),
+                    Just(b'['), Just(b'}'), Just(b'e'), b'0'..=b'9'], 0..40),
+            b in proptest::collection::vec(
+                prop_oneof![Just(b' '), Just(b','), Just(b':'), Just(b'-'), Just(b'.'),
+                    Just(b'['), Just(b'}'), Just(b'e'), b'0'..=b'9'], 0..40),
+        ) {
+            let mut want = Vec::new();
+            number_spans(&b, &mut want);
+            if let Some(got) = spans_by_skeleton(&a, &b) {
+                prop_assert_eq!(&got, &want);
+            }
+            // A line always has its own skeleton.
+            prop_assert_eq!(spans_by_skeleton(&b, &b), Some(want));
+            // `a` with other values in its numbers' places: mostly the same skeleton.
+            let mut spans = Vec::new();
+            number_spans(&a, &mut spans);
+            let mut c = Vec::new();
+            let mut at = 0;
+            for (k, &(start, end)) in spans.iter().enumerate() {
+                c.extend_from_slice(&a[at..start]);
+                let value = &b[..(k * 3 % 7).min(b.len())];
+                c.extend_from_slice(if k % 2 == 0 { b"-12.5" } else { value });
+                at = end;
+            }
+            c.extend_from_slice(&a[at..]);
+            let mut want = Vec::new();
+            number_spans(&c, &mut want);
+            if let Some(got) = spans_by_skeleton(&a, &c) {
+                prop_assert_eq!(got, want);
+            }
         }
 
         #[test]

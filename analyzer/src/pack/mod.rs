@@ -157,6 +157,29 @@ fn carry(role: &str, bytes: &[u8], form: Form) -> (&'static str, String) {
     }
 }
 
+/// A JSON Lines file's carriage made ahead of its pack: the command line encodes the
+/// series into columns as it streams from disk, and deflates them on its own thread while
+/// the analysis runs. [`encode_with`] writes it exactly as [`encode`] would have written
+/// the same bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Carriage {
+    /// The file's size in bytes.
+    size: usize,
+    /// Base64 of the deflated columns.
+    text: String,
+}
+
+impl Carriage {
+    /// The carriage of a file of `size` bytes whose columns (`columns::encode`, or a
+    /// `columns::Encoder` fed the file) are `columns`.
+    pub fn columnar(size: usize, columns: &[u8]) -> Carriage {
+        Carriage {
+            size,
+            text: base64_encode(&compress(columns)),
+        }
+    }
+}
+
 /// The most bytes a carried file of `role` may unpack to: its role's limit on disk.
 fn limit_of(role: &str, name: &str) -> u64 {
     let role = match role {
@@ -216,12 +239,18 @@ pub fn json_string(s: &str) -> String {
 
 /// The pack as JSON text, safe to embed in a `<script type="application/json">`.
 pub fn encode(p: &Pack) -> String {
+    encode_with(p, None)
+}
+
+/// As [`encode`], the first readable file of a columnar role named `ready.0` (its bytes
+/// unused, possibly empty) carried as `ready.1`, made ahead from its bytes.
+pub fn encode_with(p: &Pack, mut ready: Option<(&str, Carriage)>) -> String {
     let mut out = String::new();
     out.push_str("{\"format\":");
     out.push_str(&json_string(FORMAT));
     push_generated(&mut out, p.generated_ms);
     out.push(',');
-    push_run(&mut out, p);
+    push_run(&mut out, p, &mut ready);
     out.push('}');
     out
 }
@@ -245,8 +274,8 @@ fn push_options(out: &mut String, options: &[(String, String)]) {
     out.push('}');
 }
 
-/// A run's `"options":{…},"files":[…]`.
-fn push_run(out: &mut String, p: &Pack) {
+/// A run's `"options":{…},"files":[…]`; a file of the role of `ready` takes its carriage.
+fn push_run(out: &mut String, p: &Pack, ready: &mut Option<(&str, Carriage)>) {
     push_options(out, &p.options);
     out.push_str(",\"files\":[");
     for (i, f) in p.files.iter().enumerate() {
@@ -262,6 +291,16 @@ fn push_run(out: &mut String, p: &Pack) {
             out.push_str(&json_string(e));
         }
         match &f.bytes {
+            Ok(_)
+                if ready
+                    .as_ref()
+                    .is_some_and(|(role, _)| *role == f.role && COLUMNAR_ROLES.contains(role)) =>
+            {
+                let (_, c) = ready.take().expect("just matched");
+                out.push_str(&format!(",\"size\":{},\"c\":\"", c.size));
+                out.push_str(&c.text);
+                out.push('"');
+            }
             Ok(b) => {
                 let (key, text) = carry(&f.role, b, f.form);
                 // The text's size, as written: a file kept as columns has the size it came with.
@@ -399,7 +438,7 @@ pub fn encode_many(p: &Packs) -> String {
         out.push_str("\n{\"label\":");
         out.push_str(&json_string(label));
         out.push(',');
-        push_run(&mut out, run);
+        push_run(&mut out, run, &mut None);
         out.push('}');
     }
     out.push_str("]}");
@@ -808,6 +847,26 @@ mod tests {
         assert_eq!(saved, decode(&text).unwrap());
         let (all, _) = into_input(kept);
         assert_eq!(all.series.unwrap().bytes, Ok(series));
+    }
+
+    #[test]
+    fn a_carriage_made_ahead_is_written_as_the_bytes_would_be() {
+        let series = b"{\"t_wall\": 1.5, \"running\": 2.0}\n{\"t_wall\": 2.5, \"running\": 3.0}\n";
+        let mut run = small_run("r");
+        run.files.push(PackedFile {
+            role: "series".to_string(),
+            name: "r/run.series.jsonl".to_string(),
+            bytes: Ok(series.to_vec()),
+            evidence_path: None,
+            form: Form::Text,
+        });
+        let whole = encode(&run);
+        let ready = Carriage::columnar(series.len(), &columns::encode(series));
+        run.files[1].bytes = Ok(Vec::new());
+        assert_eq!(encode_with(&run, Some(("series", ready.clone()))), whole);
+        // Only a columnar role takes it.
+        run.files[1].role = "boot_log".to_string();
+        assert!(!encode_with(&run, Some(("boot_log", ready))).contains("\"c\":"));
     }
 
     #[test]
