@@ -131,12 +131,14 @@ fn area(rel: &str) -> &'static str {
     }
 }
 
-/// Test-only files: the rules about code do not apply to them.
+/// Test-only files: the rules about code do not apply to them. A module's `tests.rs` is
+/// its `#[cfg(test)] mod tests;` kept in a file of its own.
 fn is_test_file(rel: &str) -> bool {
     ["/tests/", "/benches/", "/examples/"]
         .iter()
         .any(|d| rel.contains(d))
         || rel.starts_with("tests/")
+        || rel.ends_with("/tests.rs")
 }
 
 fn check_file(rel: &str, text: &str) -> Vec<Finding> {
@@ -625,6 +627,8 @@ mod tests {
             .collect();
         assert_eq!(lines, vec![7]);
         assert!(check_file("analyzer/tests/t.rs", "//! t\nuse std::fs;\n").is_empty());
+        assert!(check_file("analyzer/src/m/tests.rs", "//! t\nuse std::fs;\n").is_empty());
+        assert!(!check_file("analyzer/src/m/tests_of.rs", "//! t\nuse std::fs;\n").is_empty());
     }
 
     #[test]
