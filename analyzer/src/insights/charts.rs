@@ -114,25 +114,34 @@ impl TimeChart {
 
 /// Markers falling in one column of `grid` as one, at the first one's time.
 fn merge_markers(markers: &[Marker], grid: Columns, word: &str) -> Vec<Marker> {
-    let mut out: Vec<(usize, f64, Marker)> = Vec::new();
+    // (column, last time, merged, whether it took in another): the label of a merged
+    // mark is written once, when its column is complete.
+    let mut out: Vec<(usize, f64, Marker, bool)> = Vec::new();
     for m in markers {
         let c = grid.of(m.t);
         match out.last_mut() {
-            Some((col, to, merged)) if *col == c => {
+            Some((col, to, merged, more)) if *col == c => {
                 merged.count += m.count;
                 *to = m.t;
-                merged.label = format!(
-                    "{} {} from {} s to {} s",
-                    shortest(merged.count),
-                    plural(word, merged.count),
-                    fixed(merged.t, 1),
-                    fixed(*to, 1)
-                );
+                *more = true;
             }
-            _ => out.push((c, m.t, m.clone())),
+            _ => out.push((c, m.t, m.clone(), false)),
         }
     }
-    out.into_iter().map(|(_, _, m)| m).collect()
+    out.into_iter()
+        .map(|(_, to, mut m, more)| {
+            if more {
+                m.label = format!(
+                    "{} {} from {} s to {} s",
+                    shortest(m.count),
+                    plural(word, m.count),
+                    fixed(m.t, 1),
+                    fixed(to, 1)
+                );
+            }
+            m
+        })
+        .collect()
 }
 
 /// `word`, with an s unless `n` is one.
