@@ -253,7 +253,11 @@ mod tests {
             (7.0, 1.0, u64::MAX),
             (2.0, 0.9, 1 << 40),
         ] {
-            assert_eq!(ceiling(run, u, Some(n)), Some(wide(run, u, n)), "{run} {u} {n}");
+            assert_eq!(
+                ceiling(run, u, Some(n)),
+                Some(wide(run, u, n)),
+                "{run} {u} {n}"
+            );
         }
     }
 }

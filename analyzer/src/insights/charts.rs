@@ -523,8 +523,11 @@ fn requests_chart(
 ) -> TimeChart {
     // The three lines in one pass over the readings (a long run's rows are tens of MB).
     let n = series.rows.len();
-    let (mut running, mut waiting, mut fit) =
-        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut running, mut waiting, mut fit) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
     for r in &series.rows {
         running.push(r.running);
         waiting.push(r.waiting);
