@@ -27,7 +27,11 @@ pub enum InferenceFailure {
 /// drop out).
 pub fn infer(readings: impl Iterator<Item = f64>) -> Inference {
     let mut values: Vec<f64> = readings.filter(|&v| v > 0.0 && v <= 1.0).collect();
-    values.sort_by(f64::total_cmp);
+    // A gauge repeats itself from one reading to the next: dropping runs of one value
+    // first leaves a long recording's few changes to sort. Equal under `total_cmp` means
+    // the same bits, so an unstable sort gives the same list.
+    values.dedup();
+    values.sort_unstable_by(f64::total_cmp);
     values.dedup();
     let distinct = values.len();
     let fail = |f| Inference {
