@@ -27,7 +27,11 @@ pub enum InferenceFailure {
 /// drop out).
 pub fn infer(readings: impl Iterator<Item = f64>) -> Inference {
     let mut values: Vec<f64> = readings.filter(|&v| v > 0.0 && v <= 1.0).collect();
-    values.sort_by(f64::total_cmp);
+    // A gauge repeats itself from one reading to the next: dropping runs of one value
+    // first leaves a long recording's few changes to sort. Equal under `total_cmp` means
+    // the same bits, so an unstable sort gives the same list.
+    values.dedup();
+    values.sort_unstable_by(f64::total_cmp);
     values.dedup();
     let distinct = values.len();
     let fail = |f| Inference {
@@ -158,9 +162,17 @@ pub fn ceiling(running: f64, usage: f64, blocks: Option<u64>) -> Option<i64> {
             if used <= 0.0 || !used.is_finite() {
                 return None;
             }
-            let used = used as u128;
-            let r = running.trunc() as u128;
-            Some(((n as u128 * r) / used) as i64)
+            let r = running.trunc();
+            // Most products fit in 64 bits, whose division is several times cheaper than
+            // 128-bit division (this runs for every full-cache reading of a long run);
+            // the quotient is the same either way.
+            const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+            if r < TWO_64 && used < TWO_64 {
+                if let Some(product) = n.checked_mul(r as u64) {
+                    return Some((product / used as u64) as i64);
+                }
+            }
+            Some(((n as u128 * r as u128) / used as u128) as i64)
         }
         None => {
             let c = (running / usage + 1e-9).floor();
@@ -231,5 +243,25 @@ mod tests {
         assert_eq!(ceiling(10.0, 40.0 / 42.0, Some(42)), Some(10));
         assert_eq!(ceiling(5.0, 0.93, None), Some(5));
         assert_eq!(ceiling(0.0, 0.5, None), None);
+    }
+
+    #[test]
+    fn huge_readings_take_the_wide_division_and_agree_with_it() {
+        let wide = |run: f64, u: f64, n: u64| {
+            let used = (u * n as f64).round_ties_even();
+            ((n as u128 * run.trunc() as u128) / used as u128) as i64
+        };
+        for (run, u, n) in [
+            (3.0e19, 0.5, 4),
+            (1.0e30, 1.0, 1),
+            (7.0, 1.0, u64::MAX),
+            (2.0, 0.9, 1 << 40),
+        ] {
+            assert_eq!(
+                ceiling(run, u, Some(n)),
+                Some(wide(run, u, n)),
+                "{run} {u} {n}"
+            );
+        }
     }
 }

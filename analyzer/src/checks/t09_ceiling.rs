@@ -36,12 +36,13 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
     } else {
         ("saturated", &saturated)
     };
-    let mut ceilings = Vec::with_capacity(set.len());
+    // Only the extremes are read: kept as they come, not as a vector of every ceiling.
+    let mut extremes: Option<(i64, i64)> = None;
     let (mut share_min, mut share_max) = (f64::INFINITY, f64::NEG_INFINITY);
     for r in set.iter() {
         let (run, u) = (r.running.unwrap_or(0.0), r.kv_usage.unwrap_or(0.0));
         if let Some(c) = ceiling(run, u, usable_blocks) {
-            ceilings.push(c);
+            extremes = Some(extremes.map_or((c, c), |(lo, hi)| (lo.min(c), hi.max(c))));
         }
         let share = u / run;
         share_min = share_min.min(share);
@@ -61,7 +62,7 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
             usable_blocks,
         )
     });
-    let (Some(&cmin), Some(&cmax)) = (ceilings.iter().min(), ceilings.iter().max()) else {
+    let Some((cmin, cmax)) = extremes else {
         return CheckResult::new(
             9,
             Status::Unknown,

@@ -114,25 +114,34 @@ impl TimeChart {
 
 /// Markers falling in one column of `grid` as one, at the first one's time.
 fn merge_markers(markers: &[Marker], grid: Columns, word: &str) -> Vec<Marker> {
-    let mut out: Vec<(usize, f64, Marker)> = Vec::new();
+    // (column, last time, merged, whether it took in another): the label of a merged
+    // mark is written once, when its column is complete.
+    let mut out: Vec<(usize, f64, Marker, bool)> = Vec::new();
     for m in markers {
         let c = grid.of(m.t);
         match out.last_mut() {
-            Some((col, to, merged)) if *col == c => {
+            Some((col, to, merged, more)) if *col == c => {
                 merged.count += m.count;
                 *to = m.t;
-                merged.label = format!(
-                    "{} {} from {} s to {} s",
-                    shortest(merged.count),
-                    plural(word, merged.count),
-                    fixed(merged.t, 1),
-                    fixed(*to, 1)
-                );
+                *more = true;
             }
-            _ => out.push((c, m.t, m.clone())),
+            _ => out.push((c, m.t, m.clone(), false)),
         }
     }
-    out.into_iter().map(|(_, _, m)| m).collect()
+    out.into_iter()
+        .map(|(_, to, mut m, more)| {
+            if more {
+                m.label = format!(
+                    "{} {} from {} s to {} s",
+                    shortest(m.count),
+                    plural(word, m.count),
+                    fixed(m.t, 1),
+                    fixed(to, 1)
+                );
+            }
+            m
+        })
+        .collect()
 }
 
 /// `word`, with an s unless `n` is one.
@@ -261,8 +270,10 @@ pub fn build(inputs: &ChartInputs<'_>) -> Charts {
     if let Some(series) = inputs.series {
         let times = inputs.times;
         if series.rows.len() >= 2 && times.len() == series.rows.len() {
-            c.requests = Some(requests_chart(inputs, series, times));
-            c.kv = Some(kv_chart(inputs, series, times));
+            // Both charts carry the same marks: found once (a pass over every reading).
+            let marks = markers(inputs.engine, series, times);
+            c.kv = Some(kv_chart(inputs, series, times, marks.clone()));
+            c.requests = Some(requests_chart(inputs, series, times, marks));
             if inputs.engine.tokens_at_finish() {
                 c.note = Some(format!(
                     "The output-tokens-per-second chart is left out: {} counts a request's \
@@ -504,17 +515,29 @@ fn markers(engine: Engine, series: &Series, times: &[f64]) -> Vec<Marker> {
     out
 }
 
-fn requests_chart(inputs: &ChartInputs<'_>, series: &Series, times: &[f64]) -> TimeChart {
-    let fit: Vec<Option<f64>> = series
-        .rows
-        .iter()
-        .map(|r| match (r.running, r.kv_usage) {
+fn requests_chart(
+    inputs: &ChartInputs<'_>,
+    series: &Series,
+    times: &[f64],
+    markers: Vec<Marker>,
+) -> TimeChart {
+    // The three lines in one pass over the readings (a long run's rows are tens of MB).
+    let n = series.rows.len();
+    let (mut running, mut waiting, mut fit) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for r in &series.rows {
+        running.push(r.running);
+        waiting.push(r.waiting);
+        fit.push(match (r.running, r.kv_usage) {
             (Some(run), Some(u)) if u >= SATURATED && run > 0.0 => {
                 ceiling(run, u, inputs.usable_blocks).map(|c| c as f64)
             }
             _ => None,
-        })
-        .collect();
+        });
+    }
     let mut caption = format!(
         "Requests the server was working on, requests queued behind them, and how many \
          requests of their current size fit in the cache when it is full (drawn only while it \
@@ -536,21 +559,11 @@ fn requests_chart(inputs: &ChartInputs<'_>, series: &Series, times: &[f64]) -> T
         reduced_from: None,
         t: times.to_vec(),
         lines: vec![
-            line(
-                "running",
-                "running",
-                "line",
-                series.rows.iter().map(|r| r.running).collect(),
-            ),
-            line(
-                "waiting",
-                "waiting",
-                "line",
-                series.rows.iter().map(|r| r.waiting).collect(),
-            ),
+            line("running", "running", "line", running),
+            line("waiting", "waiting", "line", waiting),
             line("fit", "fit in cache", "step", fit),
         ],
-        markers: markers(inputs.engine, series, times),
+        markers,
         reference: inputs
             .requested
             .map(|r| (r as f64, format!("asked for {r}"))),
@@ -576,7 +589,12 @@ fn line(key: &str, label: &str, kind: &str, values: Vec<Option<f64>>) -> ChartLi
     }
 }
 
-fn kv_chart(inputs: &ChartInputs<'_>, series: &Series, times: &[f64]) -> TimeChart {
+fn kv_chart(
+    inputs: &ChartInputs<'_>,
+    series: &Series,
+    times: &[f64],
+    markers: Vec<Marker>,
+) -> TimeChart {
     let mut caption = "Share of the KV cache holding requests.".to_string();
     if let Some(n) = inputs.usable_blocks {
         caption.push_str(&format!(
@@ -610,7 +628,7 @@ fn kv_chart(inputs: &ChartInputs<'_>, series: &Series, times: &[f64]) -> TimeCha
                 .map(|r| r.kv_usage.map(|u| u * 100.0))
                 .collect(),
         )],
-        markers: markers(inputs.engine, series, times),
+        markers,
         reference: None,
         decimals: 1,
         bands: Vec::new(),

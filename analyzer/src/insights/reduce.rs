@@ -32,7 +32,9 @@ impl Columns {
 
     /// The column `x` falls in; values outside `x0..=x1` go to the edge columns.
     pub fn of(&self, x: f64) -> usize {
-        let c = ((x - self.x0) / self.span * self.columns as f64).floor();
+        // No `floor`: after `max(0.0)` the cast's truncation is the floor (NaN gives 0
+        // either way), and it spares a libm call per sample where `floor` is not inlined.
+        let c = (x - self.x0) / self.span * self.columns as f64;
         (c.max(0.0) as usize).min(self.columns - 1)
     }
 }
@@ -42,22 +44,84 @@ fn present(y: Option<f64>) -> Option<f64> {
     y.filter(|v| v.is_finite())
 }
 
-/// One column's kept samples of one line, by index: the first, lowest, highest and last
-/// present sample, and the first and last sample where a gap starts.
-#[derive(Default)]
-struct Bucket {
-    column: usize,
-    present: Option<[usize; 4]>,
-    gaps: Option<(usize, usize)>,
+/// The stretches of consecutive samples that fall in one column of `grid`, as index
+/// ranges in order: found once per chart and shared by its lines.
+fn column_runs(xs: &[f64], grid: Columns) -> Vec<std::ops::Range<usize>> {
+    let mut runs = Vec::with_capacity(grid.columns.min(xs.len()));
+    let mut start = 0;
+    let mut column = None;
+    for (i, &x) in xs.iter().enumerate() {
+        let c = grid.of(x);
+        if column.is_some_and(|col| col != c) {
+            runs.push(start..i);
+            start = i;
+        }
+        column = Some(c);
+    }
+    if column.is_some() {
+        runs.push(start..xs.len());
+    }
+    runs
 }
 
-impl Bucket {
-    fn flush(self, out: &mut Vec<usize>) {
-        let mut idx: Vec<usize> = self.present.into_iter().flatten().collect();
-        idx.extend(self.gaps.into_iter().flat_map(|(a, b)| [a, b]));
-        idx.sort_unstable();
-        idx.dedup();
-        out.extend(idx);
+/// Appends to `out` one column's kept indices, ascending and each once.
+fn push_sorted(mut idx: [usize; 6], n: usize, out: &mut Vec<usize>) {
+    let idx = &mut idx[..n];
+    idx.sort_unstable();
+    let mut last = None;
+    for &i in idx.iter() {
+        if last != Some(i) {
+            out.push(i);
+            last = Some(i);
+        }
+    }
+}
+
+/// [`line_indices`] over column runs already found ([`column_runs`]).
+fn line_indices_in(runs: &[std::ops::Range<usize>], ys: &[Option<f64>], out: &mut Vec<usize>) {
+    // Whether the sample before was present (an absent one then starts a gap).
+    let mut in_run = false;
+    for run in runs {
+        // First, lowest, highest, last present sample (with the lowest and highest
+        // values), and the first and last sample where a gap starts.
+        let mut present_idx: Option<([usize; 4], f64, f64)> = None;
+        let mut gaps: Option<(usize, usize)> = None;
+        for i in run.clone() {
+            let Some(y) = present(ys.get(i).copied().flatten()) else {
+                if in_run {
+                    gaps = Some(gaps.map_or((i, i), |(first, _)| (first, i)));
+                    in_run = false;
+                }
+                continue;
+            };
+            in_run = true;
+            match &mut present_idx {
+                Some((idx, low, high)) => {
+                    if y < *low {
+                        idx[1] = i;
+                        *low = y;
+                    }
+                    if y > *high {
+                        idx[2] = i;
+                        *high = y;
+                    }
+                    idx[3] = i;
+                }
+                None => present_idx = Some(([i; 4], y, y)),
+            }
+        }
+        // At most six indices: sorted on the stack, not in a vector of their own.
+        let mut idx = [0usize; 6];
+        let mut n = 0;
+        for i in present_idx.into_iter().flat_map(|(p, _, _)| p) {
+            idx[n] = i;
+            n += 1;
+        }
+        for i in gaps.into_iter().flat_map(|(a, b)| [a, b]) {
+            idx[n] = i;
+            n += 1;
+        }
+        push_sorted(idx, n, out);
     }
 }
 
@@ -67,44 +131,8 @@ impl Bucket {
 /// a gap across a column's edge always keeps its start). `xs` ascend; `ys[i]` belongs to
 /// `xs[i]`. With at most one sample per column every sample is kept.
 pub fn line_indices(xs: &[f64], ys: &[Option<f64>], grid: Columns, out: &mut Vec<usize>) {
-    let mut bucket: Option<Bucket> = None;
-    // Whether the sample before was present (an absent one then starts a gap).
-    let mut in_run = false;
-    for (i, (&x, &y)) in xs.iter().zip(ys).enumerate() {
-        let c = grid.of(x);
-        if bucket.as_ref().is_some_and(|b| b.column != c) {
-            if let Some(b) = bucket.take() {
-                b.flush(out);
-            }
-        }
-        let b = bucket.get_or_insert_with(|| Bucket {
-            column: c,
-            ..Bucket::default()
-        });
-        let Some(y) = present(y) else {
-            if in_run {
-                b.gaps = Some(b.gaps.map_or((i, i), |(first, _)| (first, i)));
-                in_run = false;
-            }
-            continue;
-        };
-        in_run = true;
-        match &mut b.present {
-            Some(idx) => {
-                if present(ys[idx[1]]).is_some_and(|low| y < low) {
-                    idx[1] = i;
-                }
-                if present(ys[idx[2]]).is_some_and(|high| y > high) {
-                    idx[2] = i;
-                }
-                idx[3] = i;
-            }
-            None => b.present = Some([i; 4]),
-        }
-    }
-    if let Some(b) = bucket {
-        b.flush(out);
-    }
+    let n = xs.len().min(ys.len());
+    line_indices_in(&column_runs(&xs[..n], grid), ys, out);
 }
 
 /// The points of one line a drawing of `columns` columns over `x0..=x1` needs, split into
@@ -144,8 +172,14 @@ pub fn chart_indices<'a>(
     if let Some(last) = xs.len().checked_sub(1) {
         idx.extend([0, last]);
     }
+    // The columns once for every line (a long chart has hundreds of thousands of samples).
+    let runs = column_runs(xs, grid);
     for ys in lines {
-        line_indices(xs, ys, grid, &mut idx);
+        if ys.len() >= xs.len() {
+            line_indices_in(&runs, ys, &mut idx);
+        } else {
+            line_indices(xs, ys, grid, &mut idx);
+        }
     }
     idx.sort_unstable();
     idx.dedup();
