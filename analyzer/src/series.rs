@@ -19,7 +19,7 @@ use crate::engine::Engine;
 use crate::input::InputError;
 use crate::json::{self, Json};
 use crate::plausible::{self, Implausible, Quantity, Why};
-use crate::text::decode_lossy;
+use crate::text::{decode_lossy, PieceLines};
 
 pub use crate::docs::Row;
 
@@ -140,7 +140,7 @@ pub struct SeriesReader {
     /// Lines completed so far (the 1-based number of the last one).
     lines: usize,
     /// The start of a line whose end has not arrived yet.
-    partial: Vec<u8>,
+    lines_of_pieces: PieceLines,
 }
 
 impl SeriesReader {
@@ -151,32 +151,15 @@ impl SeriesReader {
             series: Series::default(),
             saw_header: false,
             lines: 0,
-            partial: Vec::new(),
+            lines_of_pieces: PieceLines::default(),
         }
     }
 
     /// Reads the complete lines of the next piece of the file.
     pub fn push(&mut self, piece: &[u8]) {
-        let mut rest = piece;
-        if !self.partial.is_empty() {
-            let Some(end) = memchr::memchr(b'\n', rest) else {
-                self.partial.extend_from_slice(rest);
-                return;
-            };
-            let mut line = std::mem::take(&mut self.partial);
-            line.extend_from_slice(&rest[..end]);
-            self.line(&line);
-            // Keep the allocation for the next unfinished line.
-            line.clear();
-            self.partial = line;
-            rest = &rest[end + 1..];
-        }
-        let mut start = 0;
-        for end in memchr::memchr_iter(b'\n', rest) {
-            self.line(&rest[start..end]);
-            start = end + 1;
-        }
-        self.partial.extend_from_slice(&rest[start..]);
+        let mut lines = std::mem::take(&mut self.lines_of_pieces);
+        lines.push(piece, |line| self.line(line));
+        self.lines_of_pieces = lines;
     }
 
     /// Joins the reader of the bytes that follow this one's, read apart (a front end may
@@ -184,8 +167,8 @@ impl SeriesReader {
     /// given both. `later` must have started at the start of a line, which is where this
     /// one's bytes must end; an unfinished line here is read as a whole line.
     pub fn append(&mut self, later: SeriesReader) {
-        if !self.partial.is_empty() {
-            let line = std::mem::take(&mut self.partial);
+        if self.lines_of_pieces.has_rest() {
+            let line = self.lines_of_pieces.take_rest();
             self.line(&line);
         }
         let offset = self.lines;
@@ -206,14 +189,14 @@ impl SeriesReader {
             i
         }));
         self.lines += later.lines;
-        self.partial = later.partial;
+        self.lines_of_pieces = later.lines_of_pieces;
     }
 
     /// The series, once the whole file has been pushed. A file with neither a header nor
     /// a sample is an input error.
     pub fn finish(mut self) -> Result<Series, InputError> {
         // The last line needs no newline.
-        let last = std::mem::take(&mut self.partial);
+        let last = self.lines_of_pieces.take_rest();
         self.line(&last);
         let mut s = self.series;
         if !self.saw_header && s.rows.is_empty() {
@@ -263,7 +246,7 @@ impl SeriesReader {
     /// after [`SeriesReader::push`] has left no unfinished line.
     pub fn push_line(&mut self, raw: &[u8]) {
         debug_assert!(
-            self.partial.is_empty(),
+            !self.lines_of_pieces.has_rest(),
             "push_line after an unfinished line"
         );
         self.line(raw);
@@ -272,7 +255,10 @@ impl SeriesReader {
     /// The next whole line, given as the row [`plain_row`] reads from its text: gated and
     /// kept as [`SeriesReader::push_line`] would keep it.
     pub fn push_row(&mut self, row: Row) {
-        debug_assert!(self.partial.is_empty(), "push_row after an unfinished line");
+        debug_assert!(
+            !self.lines_of_pieces.has_rest(),
+            "push_row after an unfinished line"
+        );
         self.lines += 1;
         self.keep_row(row, self.lines);
     }

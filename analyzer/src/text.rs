@@ -130,6 +130,50 @@ pub fn base_name(path: &str) -> &str {
     trimmed.rsplit(['/', '\\']).next().unwrap_or(trimmed)
 }
 
+/// Whole lines out of a text that arrives in pieces (a file read a piece at a time): each
+/// complete line, without its newline, is handed on as soon as its newline arrives; the
+/// text after the last newline waits for the next piece.
+#[derive(Debug, Default)]
+pub struct PieceLines {
+    partial: Vec<u8>,
+}
+
+impl PieceLines {
+    /// Hands each line the piece completes to `line`.
+    pub fn push(&mut self, piece: &[u8], mut line: impl FnMut(&[u8])) {
+        let mut rest = piece;
+        if !self.partial.is_empty() {
+            let Some(end) = memchr::memchr(b'\n', rest) else {
+                self.partial.extend_from_slice(rest);
+                return;
+            };
+            let mut whole = std::mem::take(&mut self.partial);
+            whole.extend_from_slice(&rest[..end]);
+            line(&whole);
+            // Keep the allocation for the next unfinished line.
+            whole.clear();
+            self.partial = whole;
+            rest = &rest[end + 1..];
+        }
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', rest) {
+            line(&rest[start..end]);
+            start = end + 1;
+        }
+        self.partial.extend_from_slice(&rest[start..]);
+    }
+
+    /// Whether text after the last newline is waiting.
+    pub fn has_rest(&self) -> bool {
+        !self.partial.is_empty()
+    }
+
+    /// The text after the last newline (possibly empty), taken.
+    pub fn take_rest(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.partial)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -183,43 +183,20 @@ impl Carrier {
 /// limit, then deflates the columns.
 fn carry_series(f: &File) -> Result<Carriage, String> {
     let mut encoder = columns::Encoder::default();
-    let mut piece = vec![0u8; SERIES_PIECE];
-    let mut at = 0u64;
-    loop {
-        let n = match read_at(f, &mut piece, at) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io_reason(&e)),
-        };
-        at += n as u64;
-        // A file that grew past the limit while being read.
-        if let Some(why) = Role::Series.refuse(at) {
-            return Err(why);
-        }
-        encoder.push(&piece[..n]);
-    }
-    drop(piece);
-    let size = usize::try_from(at).map_err(|_| "too large to carry".to_string())?;
+    let size = read_pieces(f, 0, None, |piece| encoder.push(piece))?;
+    let size = usize::try_from(size).map_err(|_| "too large to carry".to_string())?;
     Ok(Carriage::columnar(size, &encoder.finish()))
 }
 
-/// Where the line after the middle of a long file starts, to read its halves apart;
-/// `None` for a short file or one without a newline near its middle.
-fn halfway_line(f: &File, len: u64) -> Result<Option<u64>, String> {
-    if len < SERIES_HALVES_FROM {
-        return Ok(None);
-    }
-    let mut piece = vec![0u8; SERIES_PIECE];
-    let n = read_at(f, &mut piece, len / 2).map_err(|e| io_reason(&e))?;
-    let newline = piece[..n].iter().position(|&b| b == b'\n');
-    Ok(newline.map(|i| len / 2 + i as u64 + 1))
-}
-
-/// Reads the file from `start` to `end` (its end when `None`) into a new reader, by
-/// positional reads (the halves share one handle), within the series' size limit.
-fn read_part(f: &File, shown: &str, start: u64, end: Option<u64>) -> Result<SeriesReader, String> {
-    let mut reader = SeriesReader::new(shown);
+/// Reads the file from `start` to `end` (its end when `None`) a piece at a time by
+/// positional reads (several readers may share one handle), handing each piece on, within
+/// the series' size limit; returns where the reading stopped.
+fn read_pieces(
+    f: &File,
+    start: u64,
+    end: Option<u64>,
+    mut each: impl FnMut(&[u8]),
+) -> Result<u64, String> {
     let mut piece = vec![0u8; SERIES_PIECE];
     let mut at = start;
     loop {
@@ -240,8 +217,28 @@ fn read_part(f: &File, shown: &str, start: u64, end: Option<u64>) -> Result<Seri
         if let Some(why) = Role::Series.refuse(at) {
             return Err(why);
         }
-        reader.push(&piece[..n]);
+        each(&piece[..n]);
     }
+    Ok(at)
+}
+
+/// Where the line after the middle of a long file starts, to read its halves apart;
+/// `None` for a short file or one without a newline near its middle.
+fn halfway_line(f: &File, len: u64) -> Result<Option<u64>, String> {
+    if len < SERIES_HALVES_FROM {
+        return Ok(None);
+    }
+    let mut piece = vec![0u8; SERIES_PIECE];
+    let n = read_at(f, &mut piece, len / 2).map_err(|e| io_reason(&e))?;
+    let newline = piece[..n].iter().position(|&b| b == b'\n');
+    Ok(newline.map(|i| len / 2 + i as u64 + 1))
+}
+
+/// Reads the file from `start` to `end` (its end when `None`) into a new reader, by
+/// positional reads (the halves share one handle), within the series' size limit.
+fn read_part(f: &File, shown: &str, start: u64, end: Option<u64>) -> Result<SeriesReader, String> {
+    let mut reader = SeriesReader::new(shown);
+    read_pieces(f, start, end, |piece| reader.push(piece))?;
     Ok(reader)
 }
 

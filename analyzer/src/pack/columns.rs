@@ -22,6 +22,7 @@
 //! Every count is unsigned LEB128. The decoder checks every length and count against the
 //! bytes it has and never writes more than the limit it is given.
 
+use crate::text::PieceLines;
 use std::collections::HashMap;
 
 const MAGIC: &[u8; 4] = b"ilc1";
@@ -102,38 +103,21 @@ pub struct Encoder {
     values: Vec<Option<(i64, u8)>>,
     key: Vec<u8>,
     /// The start of a line whose end has not arrived yet.
-    partial: Vec<u8>,
+    lines_of_pieces: PieceLines,
 }
 
 impl Encoder {
     /// Encodes the complete lines of the next piece of the text.
     pub fn push(&mut self, piece: &[u8]) {
-        let mut rest = piece;
-        if !self.partial.is_empty() {
-            let Some(end) = memchr::memchr(b'\n', rest) else {
-                self.partial.extend_from_slice(rest);
-                return;
-            };
-            let mut line = std::mem::take(&mut self.partial);
-            line.extend_from_slice(&rest[..end]);
-            self.line(&line);
-            // Keep the allocation for the next unfinished line.
-            line.clear();
-            self.partial = line;
-            rest = &rest[end + 1..];
-        }
-        let mut start = 0;
-        for end in memchr::memchr_iter(b'\n', rest) {
-            self.line(&rest[start..end]);
-            start = end + 1;
-        }
-        self.partial.extend_from_slice(&rest[start..]);
+        let mut lines = std::mem::take(&mut self.lines_of_pieces);
+        lines.push(piece, |line| self.line(line));
+        self.lines_of_pieces = lines;
     }
 
     /// The columns of every piece pushed: the text after the last newline (possibly
     /// empty) is its last line, as `split` on the whole text gives it.
     pub fn finish(mut self) -> Vec<u8> {
-        let last = std::mem::take(&mut self.partial);
+        let last = self.lines_of_pieces.take_rest();
         self.line(&last);
         let (shapes, columns) = (&self.shapes, &self.columns);
         let residual_bytes: usize = columns.iter().map(|c| c.residuals().1.len()).sum();
