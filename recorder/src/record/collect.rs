@@ -94,19 +94,10 @@ impl Run {
     fn bring_in_steps(&mut self, steps: &[std::path::PathBuf]) {
         for (i, src) in steps.iter().enumerate() {
             let names = load::ResultNames::nth(i + 1);
-            match load::bring_in(src, &self.opts.dir, &names) {
-                Ok(file) => self.manifest.bench_steps.push(BenchResult {
-                    file,
-                    source: src.display().to_string(),
-                }),
-                Err(e) => {
-                    self.manifest.notes.push(format!(
-                        "cannot copy the result file {}: {e}",
-                        src.display()
-                    ));
-                    continue;
-                }
-            }
+            let Some(result) = self.copy_result(src, &names) else {
+                continue;
+            };
+            self.manifest.bench_steps.push(result);
             let requests = src.with_file_name(load::AIPERF_REQUESTS);
             let Some(to) = docs::bench_requests_of(&names.json) else {
                 continue;
@@ -123,13 +114,13 @@ impl Run {
         }
     }
 
-    /// Copies one result in under the names of the `i`th plan (`usize::MAX`: the only one).
-    fn bring_in(&mut self, src: &std::path::Path, i: usize) -> Option<BenchResult> {
-        let names = self
-            .result_plans
-            .get(i)
-            .map_or_else(load::ResultNames::only, |p| p.names.clone());
-        match load::bring_in(src, &self.opts.dir, &names) {
+    /// Copies one result file in under `names`; a failure is a note in the manifest.
+    fn copy_result(
+        &mut self,
+        src: &std::path::Path,
+        names: &load::ResultNames,
+    ) -> Option<BenchResult> {
+        match load::bring_in(src, &self.opts.dir, names) {
             Ok(file) => Some(BenchResult {
                 file,
                 source: src.display().to_string(),
@@ -142,5 +133,14 @@ impl Run {
                 None
             }
         }
+    }
+
+    /// Copies one result in under the names of the `i`th plan (`usize::MAX`: the only one).
+    fn bring_in(&mut self, src: &std::path::Path, i: usize) -> Option<BenchResult> {
+        let names = self
+            .result_plans
+            .get(i)
+            .map_or_else(load::ResultNames::only, |p| p.names.clone());
+        self.copy_result(src, &names)
     }
 }
