@@ -22,6 +22,9 @@ use crate::plausible::{self, Implausible, Quantity, Why};
 use crate::text::{decode_lossy, PieceLines};
 
 pub use crate::docs::Row;
+pub use rows::{present, Field, Rows};
+
+mod rows;
 
 /// A whole series file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -30,7 +33,8 @@ pub struct Series {
     pub interval_s: Option<f64>,
     /// The header's `engine` string when present (an unknown string reads as vLLM).
     pub engine_named: Option<Engine>,
-    pub rows: Vec<Row>,
+    /// The readings, kept as columns.
+    pub rows: Rows,
     /// Lines skipped as unreadable, and the 1-based line of the first.
     pub skipped: usize,
     pub first_skipped_line: Option<usize>,
@@ -62,15 +66,17 @@ impl Series {
     /// Refuses `running` readings above the engine's own limit on running requests
     /// (from its boot log): a gauge past it is damage, not a reading.
     pub fn gate_running(&mut self, cap: u64, file: &str) {
-        for (row, &line) in self.rows.iter_mut().zip(&self.row_lines) {
-            if let Some(v) = row.running.filter(|&v| v > cap as f64) {
-                let at = Some(line as usize);
-                let why = Why::AboveEngineLimit(cap);
-                self.implausible
-                    .push(Implausible::new(file, at, column::RUNNING, v, why));
-                row.running = None;
-            }
-        }
+        let (lines, refused) = (&self.row_lines, &mut self.implausible);
+        self.rows
+            .update(Field::Running, |k, running| match running {
+                Some(v) if v > cap as f64 => {
+                    let at = lines.get(k).map(|&line| line as usize);
+                    let why = Why::AboveEngineLimit(cap);
+                    refused.push(Implausible::new(file, at, column::RUNNING, v, why));
+                    None
+                }
+                kept => kept,
+            });
     }
 
     /// The note for skipped lines, when any (formats.md §3.3).
@@ -82,45 +88,50 @@ impl Series {
     /// Seconds since the first sample, for every row: from `t_mono_ns` when every row has
     /// it, else from `t_wall`.
     pub fn times(&self) -> Vec<f64> {
-        let mono = !self.rows.is_empty() && self.rows.iter().all(|r| r.t_mono_ns.is_some());
-        if mono {
-            let t0 = self.rows[0].t_mono_ns.unwrap_or(0);
-            self.rows
-                .iter()
-                .map(|r| (i128::from(r.t_mono_ns.unwrap_or(0)) - i128::from(t0)) as f64 / 1e9)
-                .collect()
+        let stamps = self.rows.t_mono_ns_stored();
+        // Stored stamps are not negative, so differences fit an i64.
+        if !stamps.is_empty() && stamps.iter().all(|&t| t >= 0) {
+            let t0 = stamps[0];
+            stamps.iter().map(|&t| (t - t0) as f64 / 1e9).collect()
         } else {
-            let t0 = self.rows.first().map_or(0.0, |r| r.t_wall);
-            self.rows.iter().map(|r| r.t_wall - t0).collect()
+            let walls = self.rows.t_wall();
+            let t0 = walls.first().copied().unwrap_or(0.0);
+            walls.iter().map(|&t| t - t0).collect()
         }
     }
 
     /// The largest `running` reading (zeros count); none when no row has one.
     pub fn peak_running(&self) -> Option<f64> {
-        max_of(self.rows.iter().filter_map(|r| r.running))
+        max_of(self.rows.values(Field::Running).flatten())
     }
 
     /// The largest running + waiting over rows that have both.
     pub fn peak_in_flight(&self) -> Option<f64> {
+        let waiting = self.rows.values(Field::Waiting);
         max_of(
             self.rows
-                .iter()
-                .filter_map(|r| Some(r.running? + r.waiting?)),
+                .values(Field::Running)
+                .zip(waiting)
+                .filter_map(|(r, w)| Some(r? + w?)),
         )
     }
 
-    /// Rows with requests running and KV in use (T9).
-    pub fn busy(&self) -> impl Iterator<Item = &Row> {
-        self.rows.iter().filter(
-            |r| matches!((r.running, r.kv_usage), (Some(run), Some(u)) if run != 0.0 && u != 0.0),
-        )
+    /// The (running, KV usage) readings of the rows with requests running and KV in use
+    /// (T9).
+    pub fn busy(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
+        let usage = self.rows.values(Field::KvUsage);
+        self.rows
+            .values(Field::Running)
+            .zip(usage)
+            .filter_map(|(run, u)| Some((run?, u?)))
+            .filter(|&(run, u)| run != 0.0 && u != 0.0)
     }
 
     /// Every present, non-zero KV reading.
     pub fn usage_readings(&self) -> impl Iterator<Item = f64> + '_ {
         self.rows
-            .iter()
-            .filter_map(|r| r.kv_usage)
+            .values(Field::KvUsage)
+            .flatten()
             .filter(|&u| u != 0.0)
     }
 }
@@ -153,6 +164,12 @@ impl SeriesReader {
             lines: 0,
             lines_of_pieces: PieceLines::default(),
         }
+    }
+
+    /// Room for `lines` more rows, when the caller knows how many lines follow.
+    pub fn reserve(&mut self, lines: usize) {
+        self.series.rows.reserve(lines);
+        self.series.row_lines.reserve_exact(lines);
     }
 
     /// Reads the complete lines of the next piece of the file.
@@ -206,8 +223,12 @@ impl SeriesReader {
                 "not a series file: no header and no sample line could be read",
             ));
         }
-        s.rows.shrink_to_fit();
-        s.row_lines.shrink_to_fit();
+        // Room reserved for lines that were not rows is given back, unless it is little
+        // (giving it back may copy every column).
+        if s.rows.len() < s.row_lines.capacity() - s.row_lines.capacity() / 8 {
+            s.rows.shrink_to_fit();
+            s.row_lines.shrink_to_fit();
+        }
         Ok(s)
     }
 
@@ -864,11 +885,17 @@ mod tests {
         let s = Series::read("run/run.series.jsonl", t).unwrap();
         assert_eq!(s.rows.len(), 2);
         assert_eq!(
-            (s.rows[0].prefix_cache_hits, s.rows[0].prefix_cache_queries),
+            (
+                s.rows.get(0).prefix_cache_hits,
+                s.rows.get(0).prefix_cache_queries
+            ),
             (None, Some(100.0))
         );
         assert_eq!(
-            (s.rows[1].prefix_cache_hits, s.rows[1].prefix_cache_queries),
+            (
+                s.rows.get(1).prefix_cache_hits,
+                s.rows.get(1).prefix_cache_queries
+            ),
             (Some(50.0), None)
         );
         let shown: Vec<String> = s.implausible.iter().map(ToString::to_string).collect();
@@ -895,7 +922,7 @@ mod tests {
         assert_eq!(s.rows.len(), 2);
         assert_eq!(s.skipped, 4);
         assert_eq!(s.first_skipped_line, Some(3));
-        assert_eq!(s.rows[1].waiting, Some(4.0));
+        assert_eq!(s.rows.get(1).waiting, Some(4.0));
         assert_eq!(s.peak_running(), Some(2.0));
         assert_eq!(s.times(), vec![0.0, 2.0]);
         assert_eq!(s.skip_note("s").unwrap(), "s:3: 4 lines skipped");

@@ -288,7 +288,7 @@ fn rise(dir: &Path, name: &str) -> f64 {
 fn series_facts(dir: &Path) -> (usize, f64, usize, f64) {
     let path = dir.join(docs::SERIES);
     let s = Series::read(&path.display().to_string(), &std::fs::read(&path).unwrap()).unwrap();
-    let rows = &s.rows;
+    let rows: Vec<_> = s.rows.iter().collect();
     assert!(!rows.is_empty(), "{}: no rows", path.display());
     assert!(rows.iter().all(|r| r.t_mono_ns.is_none()));
     let span = rows.last().unwrap().t_wall - rows[0].t_wall;

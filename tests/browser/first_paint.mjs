@@ -1,7 +1,8 @@
 // Opens one-file reports in headless Chromium and prints, for each, its size, the time
 // to first complete paint (`data-ready-ms`, set two frames after every chart drew) and
 // where the time went (the viewer's `performance.mark`s: `inferlint:start` when the wasm
-// runs, `inferlint:unpacked`, `inferlint:analyzed`, `inferlint:mounted`). A measurement,
+// runs, `inferlint:unpacked`, `inferlint:rows-read` (the series read from its columns),
+// `inferlint:analyzed`, `inferlint:mounted`). A measurement,
 // not a test: it asserts nothing about time. Run by `cargo xtask first-paint`.
 //
 //   node first_paint.mjs [--runs N] REPORT.html...
@@ -70,7 +71,7 @@ for (const file of files) {
     `  best run, ms after navigation: html parsed ${ms(best.parsed)}, wasm started ${ms(m.start)}, unpacked ${ms(m.unpacked)}, analyzed ${ms(m.analyzed)}, mounted ${ms(m.mounted)}, ready ${ms(best.ready)}`,
   );
   console.log(
-    `  best run, phases (ms): page and wasm load ${ms(m.start)}, unpack ${ms(m.unpacked - m.start)}, analyze ${ms(m.analyzed - m.unpacked)}, build the page ${ms(m.mounted - m.analyzed)}, draw and paint ${ms(best.ready - m.mounted)}`,
+    `  best run, phases (ms): page and wasm load ${ms(m.start)}, unpack ${ms(m.unpacked - m.start)}, analyze ${ms(m.analyzed - m.unpacked)}${m["rows-read"] ? ` (rows ${ms(m["rows-read"] - m.unpacked)})` : ""}, build the page ${ms(m.mounted - m.analyzed)}, draw and paint ${ms(best.ready - m.mounted)}`,
   );
 }
 await browser.close();

@@ -126,6 +126,7 @@ pub fn analyze_pack(pack: Pack, source: String) -> Loaded {
 /// The pack's analysis, or what the page says when there is none.
 fn analysis_of_pack(pack: &Pack) -> Result<Analysis, String> {
     let (input, opts, series) = pack::input_reading_series(pack);
+    crate::dom::mark("rows-read");
     analysis_of(&input, opts, Some(series))
 }
 

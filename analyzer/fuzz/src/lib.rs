@@ -163,7 +163,7 @@ pub fn series(data: &[u8]) {
         let back = Series::read("f", line.as_bytes())
             .unwrap_or_else(|e| panic!("a written row does not read back: {e}\n{line}"));
         assert_eq!(back.rows.len(), 1, "{line}");
-        assert_eq!(back.rows[0].line(engine), line);
+        assert_eq!(back.rows.get(0).line(engine), line);
     }
 }
 

@@ -4,7 +4,7 @@
 use crate::blocks::ceiling;
 use crate::engine::Engine;
 use crate::num::fixed;
-use crate::series::{column, Row, Series};
+use crate::series::{column, Field, Series};
 use crate::verdict::{CheckResult, Status};
 
 /// Usage at or above this counts as a full cache.
@@ -16,20 +16,21 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
         return CheckResult::new(9, Status::Unknown, crate::plausible::cannot_tell(bad))
             .with("implausible", bad.to_string());
     }
-    let busy: Vec<&Row> = series.busy().collect();
+    // Only the two gauges are read: kept as (running, usage) pairs.
+    let busy: Vec<(f64, f64)> = series.busy().collect();
     if busy.is_empty() {
         let mut msg = "no sample has requests running and KV cache in use".to_string();
         if let Some(hint) = engine.missing_gauges_hint() {
-            if series.rows.iter().all(|r| r.running.is_none()) {
+            if series.rows.values(Field::Running).all(|r| r.is_none()) {
                 msg.push_str(&format!("; {hint}"));
             }
         }
         return CheckResult::new(9, Status::Unknown, msg);
     }
-    let saturated: Vec<&Row> = busy
+    let saturated: Vec<(f64, f64)> = busy
         .iter()
         .copied()
-        .filter(|r| r.kv_usage.is_some_and(|u| u >= SATURATED))
+        .filter(|&(_, u)| u >= SATURATED)
         .collect();
     let (basis, set) = if saturated.is_empty() {
         ("busy", &busy)
@@ -39,8 +40,7 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
     // Only the extremes are read: kept as they come, not as a vector of every ceiling.
     let mut extremes: Option<(i64, i64)> = None;
     let (mut share_min, mut share_max) = (f64::INFINITY, f64::NEG_INFINITY);
-    for r in set.iter() {
-        let (run, u) = (r.running.unwrap_or(0.0), r.kv_usage.unwrap_or(0.0));
+    for &(run, u) in set.iter() {
         if let Some(c) = ceiling(run, u, usable_blocks) {
             extremes = Some(extremes.map_or((c, c), |(lo, hi)| (lo.min(c), hi.max(c))));
         }
@@ -51,17 +51,11 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
     let fullest = busy
         .iter()
         .copied()
-        .fold(None::<&Row>, |best, r| match best {
-            Some(b) if r.kv_usage.unwrap_or(0.0) <= b.kv_usage.unwrap_or(0.0) => Some(b),
+        .fold(None::<(f64, f64)>, |best, r| match best {
+            Some(b) if r.1 <= b.1 => Some(b),
             _ => Some(r),
         });
-    let at_fullest = fullest.and_then(|r| {
-        ceiling(
-            r.running.unwrap_or(0.0),
-            r.kv_usage.unwrap_or(0.0),
-            usable_blocks,
-        )
-    });
+    let at_fullest = fullest.and_then(|(run, u)| ceiling(run, u, usable_blocks));
     let Some((cmin, cmax)) = extremes else {
         return CheckResult::new(
             9,

@@ -119,6 +119,22 @@ impl Row {
         }
     }
 
+    /// The number columns after `t_mono_ns`, in [`Row::COLUMNS`] order.
+    pub fn numbers(&self) -> [Option<f64>; Row::NUMBERS] {
+        [
+            self.latency_s,
+            self.running,
+            self.waiting,
+            self.kv_usage,
+            self.preemptions,
+            self.generation_tokens,
+            self.prompt_tokens,
+            self.paused,
+            self.prefix_cache_hits,
+            self.prefix_cache_queries,
+        ]
+    }
+
     /// The row as `engine` writes it, one line.
     pub fn line(&self, engine: Engine) -> String {
         crate::json::to_compact(&EngineRow { row: self, engine })

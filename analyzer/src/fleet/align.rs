@@ -36,7 +36,7 @@ pub(super) fn on_grid(
 ) -> Vec<(i64, f64)> {
     let mut out: Vec<(i64, f64)> = Vec::new();
     for r in &s.rows {
-        let Some(v) = gauge(r) else { continue };
+        let Some(v) = gauge(&r) else { continue };
         let k = ((r.t_wall - t0) / step).round() as i64;
         match out.last_mut() {
             // Two readings nearest one instant: the later one stands.

@@ -11,7 +11,7 @@ use crate::checks::t16_gpu_throttled::{self, DEPTH};
 use crate::engine::Engine;
 use crate::gpu_samples::{seconds_since, GpuSamples};
 use crate::num::{fixed, shortest, thousands};
-use crate::series::Series;
+use crate::series::{present, Field, Series};
 
 use super::cache::CacheMath;
 use super::reduce::{self, Columns};
@@ -391,14 +391,16 @@ fn gpu_chart(gpu: &GpuSamples, series: Option<&Series>) -> Option<TimeChart> {
 /// and since the first reading (T17); none when the counters never moved.
 fn prefix_cache_chart(engine: Engine, series: &Series, times: &[f64]) -> Option<TimeChart> {
     let rows = &series.rows;
-    let first = rows
-        .iter()
-        .find_map(|r| Some((r.prefix_cache_hits?, r.prefix_cache_queries?)))?;
+    let pairs = || {
+        let queries = rows.values(Field::PrefixCacheQueries);
+        rows.values(Field::PrefixCacheHits).zip(queries)
+    };
+    let first = pairs().find_map(|(h, q)| Some((h?, q?)))?;
     let mut last = first;
     let mut per_reading = Vec::with_capacity(rows.len());
     let mut since_start = Vec::with_capacity(rows.len());
-    for r in rows {
-        let (Some(h), Some(q)) = (r.prefix_cache_hits, r.prefix_cache_queries) else {
+    for pair in pairs() {
+        let (Some(h), Some(q)) = pair else {
             per_reading.push(None);
             since_start.push(None);
             continue;
@@ -493,8 +495,8 @@ fn markers(engine: Engine, series: &Series, times: &[f64]) -> Vec<Marker> {
     let mut out = Vec::new();
     let mut last: Option<f64> = None;
     let word = engine.eviction_word();
-    for (k, r) in series.rows.iter().enumerate() {
-        let Some(v) = r.preemptions else { continue };
+    for (k, v) in series.rows.values(Field::Preemptions).enumerate() {
+        let Some(v) = v else { continue };
         if let Some(prev) = last {
             if v > prev {
                 let n = v - prev;
@@ -528,10 +530,16 @@ fn requests_chart(
         Vec::with_capacity(n),
         Vec::with_capacity(n),
     );
-    for r in &series.rows {
-        running.push(r.running);
-        waiting.push(r.waiting);
-        fit.push(match (r.running, r.kv_usage) {
+    let rows = &series.rows;
+    let usage = rows.values(Field::KvUsage);
+    for ((r, w), u) in rows
+        .values(Field::Running)
+        .zip(rows.values(Field::Waiting))
+        .zip(usage)
+    {
+        running.push(r);
+        waiting.push(w);
+        fit.push(match (r, u) {
             (Some(run), Some(u)) if u >= SATURATED && run > 0.0 => {
                 ceiling(run, u, inputs.usable_blocks).map(|c| c as f64)
             }
@@ -624,8 +632,8 @@ fn kv_chart(
             "area",
             series
                 .rows
-                .iter()
-                .map(|r| r.kv_usage.map(|u| u * 100.0))
+                .values(Field::KvUsage)
+                .map(|u| u.map(|u| u * 100.0))
                 .collect(),
         )],
         markers,
@@ -638,16 +646,14 @@ fn kv_chart(
 /// Output tokens per second over a sliding one-second window: for each sample i, j is
 /// the earliest sample with t_i − t_j ≤ 1 s; (g_i − g_j) / (t_i − t_j).
 fn tokens_chart(series: &Series, times: &[f64]) -> Option<TimeChart> {
+    let tokens = series.rows.column(Field::GenerationTokens);
     let mut values = Vec::with_capacity(times.len());
     let mut j = 0;
     for k in 0..times.len() {
         while times[k] - times[j] > 1.0 {
             j += 1;
         }
-        let v = match (
-            series.rows[k].generation_tokens,
-            series.rows[j].generation_tokens,
-        ) {
+        let v = match (present(tokens[k]), present(tokens[j])) {
             (Some(gi), Some(gj)) if j != k && gi >= gj && times[k] > times[j] => {
                 Some((gi - gj) / (times[k] - times[j]))
             }
@@ -676,8 +682,9 @@ fn tokens_chart(series: &Series, times: &[f64]) -> Option<TimeChart> {
 /// Time spent at each running count: each pair's first sample's running (whole) gets dt.
 fn levels_chart(series: &Series, times: &[f64], requested: Option<i64>) -> Option<BarChart> {
     let mut at: std::collections::BTreeMap<i64, f64> = std::collections::BTreeMap::new();
-    for k in 0..times.len().min(series.rows.len()).saturating_sub(1) {
-        let Some(r) = series.rows[k].running else {
+    let running = series.rows.column(Field::Running);
+    for k in 0..times.len().min(running.len()).saturating_sub(1) {
+        let Some(r) = present(running[k]) else {
             continue;
         };
         let level = r.trunc() as i64;
@@ -851,7 +858,7 @@ mod tests {
                 .iter()
                 .map(|r| Row {
                     prefix_cache_queries: Some(0.0),
-                    ..*r
+                    ..r
                 })
                 .collect(),
             ..Series::default()

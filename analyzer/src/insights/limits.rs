@@ -10,7 +10,7 @@ use crate::checks::load_figures::DECIDE_WITH;
 use crate::checks::t08_concurrency::explain_cap;
 use crate::engine::Engine;
 use crate::num::{fixed, thousands};
-use crate::series::Series;
+use crate::series::{present, Field, Series};
 use crate::verdict::{CheckResult, Status};
 
 use super::cache::CacheMath;
@@ -328,18 +328,24 @@ fn waiting(inputs: &LimitInputs<'_>, short: bool) -> Option<Limit> {
 /// The busy average from the recording: Σ(running·dt)/Σdt over pairs whose first sample
 /// has requests running, and Σmax(Δtokens, 0)/Σdt over those pairs with both token values.
 pub fn busy_average(series: &Series, t: &[f64]) -> Option<(f64, Option<f64>)> {
-    if series.rows.len() < 2 || t.len() != series.rows.len() {
+    let rows = &series.rows;
+    if rows.len() < 2 || t.len() != rows.len() {
         return None;
     }
+    let (running, tokens) = (
+        rows.column(Field::Running),
+        rows.column(Field::GenerationTokens),
+    );
     let (mut busy, mut weighted, mut tok, mut tok_dt) = (0.0, 0.0, 0.0, 0.0);
-    for k in 0..series.rows.len() - 1 {
-        let (a, b) = (&series.rows[k], &series.rows[k + 1]);
+    for k in 0..rows.len() - 1 {
         let dt = t[k + 1] - t[k];
-        let Some(r) = a.running else { continue };
+        let Some(r) = present(running[k]) else {
+            continue;
+        };
         if r > 0.0 && dt > 0.0 {
             busy += dt;
             weighted += r * dt;
-            if let (Some(g0), Some(g1)) = (a.generation_tokens, b.generation_tokens) {
+            if let (Some(g0), Some(g1)) = (present(tokens[k]), present(tokens[k + 1])) {
                 tok += (g1 - g0).max(0.0);
                 tok_dt += dt;
             }

@@ -23,6 +23,8 @@ pub fn read_series(file: &str, columns: &[u8], limit: usize) -> Result<Series, I
     let mut lines = Lines::new(columns, limit).map_err(damaged)?;
     let plans: Vec<Plan> = lines.skeletons().map(plan_of).collect();
     let mut reader = SeriesReader::new(file);
+    // Every line was counted when the copy was opened (so its count is within its size).
+    reader.reserve(lines.len());
     let mut text = Vec::new();
     while let Some(id) = lines.next_line().map_err(damaged)? {
         match plans[id].row(lines.values()) {
@@ -117,7 +119,7 @@ fn plan_of(pieces: &[&[u8]]) -> Plan {
         (None, None) => Source::Fixed(None),
         _ => return Plan::Text,
     };
-    let (na, nb) = (numbers_of(&a), numbers_of(&b));
+    let (na, nb) = (Row::numbers(&a), Row::numbers(&b));
     let mut numbers = [Source::Fixed(None); Row::NUMBERS];
     for (slot, (va, vb)) in numbers.iter_mut().zip(na.into_iter().zip(nb)) {
         match source(va, vb) {
@@ -130,22 +132,6 @@ fn plan_of(pieces: &[&[u8]]) -> Plan {
         t_mono_ns,
         numbers,
     }
-}
-
-/// A row's number columns after `t_mono_ns`, in `Row::COLUMNS` order.
-fn numbers_of(r: &Row) -> [Option<f64>; Row::NUMBERS] {
-    [
-        r.latency_s,
-        r.running,
-        r.waiting,
-        r.kv_usage,
-        r.preemptions,
-        r.generation_tokens,
-        r.prompt_tokens,
-        r.paused,
-        r.prefix_cache_hits,
-        r.prefix_cache_queries,
-    ]
 }
 
 impl Plan {

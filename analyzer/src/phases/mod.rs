@@ -155,7 +155,7 @@ mod tests {
         Series {
             interval_s: Some(1.0),
             row_lines: (2..2 + rows.len() as u32).collect(),
-            rows,
+            rows: rows.into(),
             ..Series::default()
         }
     }

@@ -37,7 +37,7 @@ fn resolution(series: &Series) -> String {
 }
 
 /// The five checks, in number order.
-pub fn judge(phase: &Phase, w: &Window<'_>, cx: &Context<'_>) -> Vec<CheckResult> {
+pub fn judge(phase: &Phase, w: &Window, cx: &Context<'_>) -> Vec<CheckResult> {
     [
         t1(w, cx),
         t8(phase, w, cx),
@@ -60,23 +60,23 @@ pub fn unknown_all(reason: &str) -> Vec<CheckResult> {
 
 /// Evictions between the bracketing readings; when there are some, between the readings
 /// inside the phase too: only those are surely this phase's.
-fn t1(w: &Window<'_>, cx: &Context<'_>) -> CheckResult {
+fn t1(w: &Window, cx: &Context<'_>) -> CheckResult {
     if cx.engine.metrics().evictions.is_none() {
         // TensorRT-LLM: its paused gauge over the phase's own readings.
         return t01_preemption::check(
             cx.engine,
-            &Edges::new(cx.engine, w.before, w.after).pair(),
+            &Edges::new(cx.engine, &w.before, &w.after).pair(),
             Some(&w.inner),
             None,
         );
     }
-    let outer = Edges::new(cx.engine, w.before, w.after);
+    let outer = Edges::new(cx.engine, &w.before, &w.after);
     let r = t01_preemption::check(cx.engine, &outer.pair(), None, None);
     if r.status != Status::Fail || r.evidence("restarted").is_some() {
         return r;
     }
     let inner = w.inner_ends().map(|(a, b)| {
-        t01_preemption::check(cx.engine, &Edges::new(cx.engine, a, b).pair(), None, None)
+        t01_preemption::check(cx.engine, &Edges::new(cx.engine, &a, &b).pair(), None, None)
     });
     match inner {
         Some(i) if i.status == Status::Fail => i,
@@ -103,7 +103,7 @@ fn t1(w: &Window<'_>, cx: &Context<'_>) -> CheckResult {
 
 /// The requested concurrency against the running gauge inside the phase; a rate-based
 /// phase asks for none.
-fn t8(phase: &Phase, w: &Window<'_>, cx: &Context<'_>) -> CheckResult {
+fn t8(phase: &Phase, w: &Window, cx: &Context<'_>) -> CheckResult {
     let peak = w.inner.peak_running();
     match phase.concurrency.filter(|&c| c > 0) {
         Some(c) => t08_concurrency::check(&w.inner, c, cx.facts),
@@ -136,15 +136,15 @@ fn t8(phase: &Phase, w: &Window<'_>, cx: &Context<'_>) -> CheckResult {
     }
 }
 
-fn t9(w: &Window<'_>, cx: &Context<'_>) -> CheckResult {
+fn t9(w: &Window, cx: &Context<'_>) -> CheckResult {
     t09_ceiling::check(&w.inner, cx.usable_blocks)
 }
 
 /// The generation rate between the first and last reading inside the phase.
-fn t10(w: &Window<'_>, cx: &Context<'_>) -> CheckResult {
+fn t10(w: &Window, cx: &Context<'_>) -> CheckResult {
     match w.inner_ends() {
         Some((a, b)) => t10_rate::check(
-            &Edges::new(cx.engine, a, b).pair(),
+            &Edges::new(cx.engine, &a, &b).pair(),
             cx.engine.metrics().generation_tokens,
         ),
         None => fewer_than_two(10, &w.inner),
@@ -153,7 +153,7 @@ fn t10(w: &Window<'_>, cx: &Context<'_>) -> CheckResult {
 
 /// The phase's output tokens against the server's between the readings: at least the
 /// inner pair's delta, at most the outer pair's.
-fn t15(phase: &Phase, w: &Window<'_>, cx: &Context<'_>) -> CheckResult {
+fn t15(phase: &Phase, w: &Window, cx: &Context<'_>) -> CheckResult {
     let base = |status, msg: String| CheckResult::new(15, status, msg);
     let Some(client) = phase.output_tokens else {
         return base(
@@ -165,12 +165,12 @@ fn t15(phase: &Phase, w: &Window<'_>, cx: &Context<'_>) -> CheckResult {
         );
     };
     let tokens = |a: &crate::series::Row, b: &crate::series::Row| -> Result<Option<f64>, String> {
-        let e = Edges::new(cx.engine, a, b);
+        let e = Edges::new(cx.engine, &a, &b);
         e.pair()
             .delta(cx.engine.metrics().generation_tokens, &[], None)
             .map_err(|restart| restart.describe())
     };
-    let outer = match tokens(w.before, w.after) {
+    let outer = match tokens(&w.before, &w.after) {
         Err(why) => return base(Status::Unknown, why),
         Ok(None) => {
             return base(
@@ -180,7 +180,7 @@ fn t15(phase: &Phase, w: &Window<'_>, cx: &Context<'_>) -> CheckResult {
         }
         Ok(Some(t)) => t,
     };
-    let inner = match w.inner_ends().map(|(a, b)| tokens(a, b)) {
+    let inner = match w.inner_ends().map(|(a, b)| tokens(&a, &b)) {
         Some(Err(why)) => return base(Status::Unknown, why),
         Some(Ok(t)) => t.unwrap_or(0.0),
         None => 0.0,

@@ -11,22 +11,23 @@ use crate::series::{Row, Series};
 use crate::snapshot::Snapshot;
 
 /// The readings of one phase.
-pub struct Window<'a> {
+pub struct Window {
     /// The rows with `start <= t_wall <= end`, as a series of their own (its refused
     /// values are those of these rows' lines).
     pub inner: Series,
     /// The last reading at or before the phase's start.
-    pub before: &'a Row,
+    pub before: Row,
     /// The first reading at or after the phase's end.
-    pub after: &'a Row,
+    pub after: Row,
 }
 
 /// Cuts the window of `[start, end]` (unix seconds) out of the series; the reason when the
 /// series does not cover the whole phase.
-pub fn cut(series: &Series, start: f64, end: f64) -> Result<Window<'_>, String> {
+pub fn cut(series: &Series, start: f64, end: f64) -> Result<Window, String> {
     let rows = &series.rows;
-    let before = rows.iter().rev().find(|r| r.t_wall <= start);
-    let after = rows.iter().find(|r| r.t_wall >= end);
+    let walls = rows.t_wall();
+    let before = walls.iter().rposition(|&t| t <= start).map(|k| rows.get(k));
+    let after = walls.iter().position(|&t| t >= end).map(|k| rows.get(k));
     let (Some(before), Some(after)) = (before, after) else {
         let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
             return Err("the series holds no reading".into());
@@ -46,9 +47,9 @@ pub fn cut(series: &Series, start: f64, end: f64) -> Result<Window<'_>, String> 
         engine_named: series.engine_named,
         ..Series::default()
     };
-    for (row, &line) in rows.iter().zip(&series.row_lines) {
-        if row.t_wall >= start && row.t_wall <= end {
-            inner.rows.push(*row);
+    for (k, (&t, &line)) in rows.t_wall().iter().zip(&series.row_lines).enumerate() {
+        if t >= start && t <= end {
+            inner.rows.push(rows.get(k));
             inner.row_lines.push(line);
         }
     }
@@ -69,13 +70,11 @@ pub fn cut(series: &Series, start: f64, end: f64) -> Result<Window<'_>, String> 
     })
 }
 
-impl Window<'_> {
+impl Window {
     /// The first and last reading inside the phase, when there are two.
-    pub fn inner_ends(&self) -> Option<(&Row, &Row)> {
-        match self.inner.rows.as_slice() {
-            [first, .., last] => Some((first, last)),
-            _ => None,
-        }
+    pub fn inner_ends(&self) -> Option<(Row, Row)> {
+        let rows = &self.inner.rows;
+        (rows.len() >= 2).then(|| (rows.get(0), rows.get(rows.len() - 1)))
     }
 }
 
