@@ -538,12 +538,15 @@ pub enum Value<'a> {
 impl Value<'_> {
     /// The value's exact text.
     pub fn write(&self, out: &mut Vec<u8>) {
+        let mut buf = [0u8; 24];
+        out.extend_from_slice(self.text(&mut buf));
+    }
+
+    /// The value's exact text, a number's written in `buf`.
+    pub fn text<'b>(&'b self, buf: &'b mut [u8; 24]) -> &'b [u8] {
         match *self {
-            Value::Number { mantissa, decimals } => {
-                let mut buf = [0u8; 24];
-                out.extend_from_slice(value_text(mantissa, decimals, &mut buf));
-            }
-            Value::Raw(raw) => out.extend_from_slice(raw),
+            Value::Number { mantissa, decimals } => value_text(mantissa, decimals, buf),
+            Value::Raw(raw) => raw,
         }
     }
 

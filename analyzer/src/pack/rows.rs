@@ -25,9 +25,11 @@ pub fn read_series(file: &str, columns: &[u8], limit: usize) -> Result<Series, I
     let mut reader = SeriesReader::new(file);
     // Every line was counted when the copy was opened (so its count is within its size).
     reader.reserve(lines.len());
+    let slots = lines.skeletons().map(|s| s.len() - 1).max().unwrap_or(0);
+    let mut memo = vec![Memo::default(); slots];
     let mut text = Vec::new();
     while let Some(id) = lines.next_line().map_err(damaged)? {
-        match plans[id].row(lines.values()) {
+        match plans[id].row(lines.values(), &mut memo) {
             Some(row) => reader.push_row(row),
             None => {
                 text.clear();
@@ -137,7 +139,7 @@ fn plan_of(pieces: &[&[u8]]) -> Plan {
 impl Plan {
     /// The row a line of this plan's skeleton with `values` in its slots reads as; `None`
     /// when the line must be read as text (or its plan is text).
-    fn row(&self, values: &[Value]) -> Option<Row> {
+    fn row(&self, values: &[Value], memo: &mut [Memo]) -> Option<Row> {
         let Plan::Row {
             t_wall,
             t_mono_ns,
@@ -150,8 +152,8 @@ impl Plan {
         if values.iter().any(|v| matches!(v, Value::Raw(_))) {
             return None;
         }
-        let number = |s: Source<f64>| match s {
-            Source::Slot(i) => Some(value_f64(values[i])),
+        let mut number = |s: Source<f64>| match s {
+            Source::Slot(i) => Some(memo[i].value_f64(values[i])),
             Source::Fixed(v) => v,
         };
         let t_mono_ns = match *t_mono_ns {
@@ -173,6 +175,46 @@ impl Plan {
     }
 }
 
+/// The last value a slot read the slow way (a gauge often reads the same from one line
+/// to the next, and a 17-digit fraction such as 0.47619047619047616 is past the fast
+/// path).
+#[derive(Debug, Clone, Copy)]
+struct Memo {
+    mantissa: i64,
+    /// Never a number's decimals until a value is kept.
+    decimals: u8,
+    value: f64,
+}
+
+impl Default for Memo {
+    fn default() -> Memo {
+        Memo {
+            mantissa: 0,
+            decimals: u8::MAX,
+            value: f64::NAN,
+        }
+    }
+}
+
+impl Memo {
+    /// [`value_f64`], remembering the last value read as text.
+    fn value_f64(&mut self, v: Value) -> f64 {
+        match v {
+            Value::Number { mantissa, decimals } if mantissa.unsigned_abs() > 1 << 53 => {
+                if (mantissa, decimals) != (self.mantissa, self.decimals) {
+                    *self = Memo {
+                        mantissa,
+                        decimals,
+                        value: value_f64(v),
+                    };
+                }
+                self.value
+            }
+            _ => value_f64(v),
+        }
+    }
+}
+
 /// A plain number's value, correctly rounded as the text reader reads its text.
 fn value_f64(v: Value) -> f64 {
     const POW10: [f64; 19] = [
@@ -185,9 +227,8 @@ fn value_f64(v: Value) -> f64 {
             mantissa as f64 / POW10[usize::from(decimals)]
         }
         _ => {
-            let mut text = Vec::with_capacity(24);
-            v.write(&mut text);
-            std::str::from_utf8(&text)
+            let mut buf = [0u8; 24];
+            std::str::from_utf8(v.text(&mut buf))
                 .ok()
                 .and_then(|t| t.parse().ok())
                 .unwrap_or(f64::NAN)

@@ -216,4 +216,15 @@ proptest! {
         let parsed: f64 = std::str::from_utf8(&text).unwrap().parse().unwrap();
         prop_assert_eq!(value_f64(v).to_bits(), parsed.to_bits());
     }
+
+    #[test]
+    fn a_slot_remembering_its_last_value_reads_each_as_its_text(
+        values in proptest::collection::vec((prop_oneof![Just(47_619_047_619_047_616i64), Just(-47_619_047_619_047_616), any::<i64>(), 0i64..4, (1i64 << 53) - 2..(1i64 << 53) + 3], 0u8..=2), 1..40)
+    ) {
+        let mut memo = Memo::default();
+        for (mantissa, decimals) in values {
+            let v = Value::Number { mantissa, decimals };
+            prop_assert_eq!(memo.value_f64(v).to_bits(), value_f64(v).to_bits());
+        }
+    }
 }
