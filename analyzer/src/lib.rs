@@ -8,6 +8,7 @@ pub mod blocks;
 pub mod bootlog;
 pub mod catalog;
 pub mod checks;
+pub mod chunks;
 pub mod compare;
 pub mod counters;
 pub mod docs;

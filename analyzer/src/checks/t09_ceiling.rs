@@ -10,15 +10,62 @@ use crate::verdict::{CheckResult, Status};
 /// Usage at or above this counts as a full cache.
 pub const SATURATED: f64 = 0.9;
 
+/// What T9 reads of a set of busy readings.
+#[derive(Debug, Clone, Copy)]
+struct Figures {
+    samples: usize,
+    /// The lowest and highest ceiling in whole blocks.
+    extremes: Option<(i64, i64)>,
+    share_min: f64,
+    share_max: f64,
+}
+
+impl Default for Figures {
+    fn default() -> Figures {
+        Figures {
+            samples: 0,
+            extremes: None,
+            share_min: f64::INFINITY,
+            share_max: f64::NEG_INFINITY,
+        }
+    }
+}
+
+impl Figures {
+    /// One reading of `run` requests holding `u` of the cache, its ceiling `c`.
+    fn take(&mut self, run: f64, u: f64, c: Option<i64>) {
+        self.samples += 1;
+        if let Some(c) = c {
+            let (lo, hi) = self.extremes.unwrap_or((c, c));
+            self.extremes = Some((lo.min(c), hi.max(c)));
+        }
+        let share = u / run;
+        self.share_min = self.share_min.min(share);
+        self.share_max = self.share_max.max(share);
+    }
+}
+
 pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
     let engine = series.engine();
     if let Some(bad) = series.implausible_in(&[column::RUNNING, column::KV_USAGE]) {
         return CheckResult::new(9, Status::Unknown, crate::plausible::cannot_tell(bad))
             .with("implausible", bad.to_string());
     }
-    // Only the two gauges are read: kept as (running, usage) pairs.
-    let busy: Vec<(f64, f64)> = series.busy().collect();
-    if busy.is_empty() {
+    // One pass over the busy readings, gathering the figures of the busy set and of its
+    // saturated part (which is judged when not empty): no reading is kept.
+    let (mut busy, mut saturated) = (Figures::default(), Figures::default());
+    let mut fullest: Option<(f64, f64)> = None;
+    for (run, u) in series.busy() {
+        let c = ceiling(run, u, usable_blocks);
+        busy.take(run, u, c);
+        if u >= SATURATED {
+            saturated.take(run, u, c);
+        }
+        if fullest.is_none_or(|(_, most)| u > most) {
+            fullest = Some((run, u));
+        }
+    }
+    if busy.samples == 0 {
         let mut msg = "no sample has requests running and KV cache in use".to_string();
         if let Some(hint) = engine.missing_gauges_hint() {
             if series.rows.values(Field::Running).all(|r| r.is_none()) {
@@ -27,34 +74,17 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
         }
         return CheckResult::new(9, Status::Unknown, msg);
     }
-    let saturated: Vec<(f64, f64)> = busy
-        .iter()
-        .copied()
-        .filter(|&(_, u)| u >= SATURATED)
-        .collect();
-    let (basis, set) = if saturated.is_empty() {
-        ("busy", &busy)
+    let (basis, set) = if saturated.samples == 0 {
+        ("busy", busy)
     } else {
-        ("saturated", &saturated)
+        ("saturated", saturated)
     };
-    // Only the extremes are read: kept as they come, not as a vector of every ceiling.
-    let mut extremes: Option<(i64, i64)> = None;
-    let (mut share_min, mut share_max) = (f64::INFINITY, f64::NEG_INFINITY);
-    for &(run, u) in set.iter() {
-        if let Some(c) = ceiling(run, u, usable_blocks) {
-            extremes = Some(extremes.map_or((c, c), |(lo, hi)| (lo.min(c), hi.max(c))));
-        }
-        let share = u / run;
-        share_min = share_min.min(share);
-        share_max = share_max.max(share);
-    }
-    let fullest = busy
-        .iter()
-        .copied()
-        .fold(None::<(f64, f64)>, |best, r| match best {
-            Some(b) if r.1 <= b.1 => Some(b),
-            _ => Some(r),
-        });
+    let Figures {
+        samples: n,
+        extremes,
+        share_min,
+        share_max,
+    } = set;
     let at_fullest = fullest.and_then(|(run, u)| ceiling(run, u, usable_blocks));
     let Some((cmin, cmax)) = extremes else {
         return CheckResult::new(
@@ -74,7 +104,6 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
     } else {
         format!("{}% to {}%", pct(share_min), pct(share_max))
     };
-    let n = set.len();
     let mut r = if cmin == cmax {
         CheckResult::new(
             9,

@@ -8,6 +8,7 @@ use crate::blocks::ceiling;
 use crate::bootlog::{BootFacts, BootLog};
 use crate::checks::t09_ceiling::SATURATED;
 use crate::checks::t16_gpu_throttled::{self, DEPTH};
+use crate::chunks::each_chunk;
 use crate::engine::Engine;
 use crate::gpu_samples::{seconds_since, GpuSamples};
 use crate::num::{fixed, shortest, thousands};
@@ -495,25 +496,30 @@ fn markers(engine: Engine, series: &Series, times: &[f64]) -> Vec<Marker> {
     let mut out = Vec::new();
     let mut last: Option<f64> = None;
     let word = engine.eviction_word();
-    for (k, v) in series.rows.values(Field::Preemptions).enumerate() {
-        let Some(v) = v else { continue };
-        if let Some(prev) = last {
-            if v > prev {
-                let n = v - prev;
-                out.push(Marker {
-                    t: times[k],
-                    count: n,
-                    label: format!(
-                        "{} {} at {} s",
-                        shortest(n),
-                        plural(word, n),
-                        fixed(times[k], 1)
-                    ),
-                });
+    let counter = series.rows.column(Field::Preemptions);
+    each_chunk(counter.len(), &mut |chunk| {
+        for k in chunk {
+            let Some(v) = present(counter[k]) else {
+                continue;
+            };
+            if let Some(prev) = last {
+                if v > prev {
+                    let n = v - prev;
+                    out.push(Marker {
+                        t: times[k],
+                        count: n,
+                        label: format!(
+                            "{} {} at {} s",
+                            shortest(n),
+                            plural(word, n),
+                            fixed(times[k], 1)
+                        ),
+                    });
+                }
             }
+            last = Some(v);
         }
-        last = Some(v);
-    }
+    });
     out
 }
 
@@ -531,21 +537,21 @@ fn requests_chart(
         Vec::with_capacity(n),
     );
     let rows = &series.rows;
-    let usage = rows.values(Field::KvUsage);
-    for ((r, w), u) in rows
-        .values(Field::Running)
-        .zip(rows.values(Field::Waiting))
-        .zip(usage)
-    {
-        running.push(r);
-        waiting.push(w);
-        fit.push(match (r, u) {
-            (Some(run), Some(u)) if u >= SATURATED && run > 0.0 => {
-                ceiling(run, u, inputs.usable_blocks).map(|c| c as f64)
-            }
-            _ => None,
-        });
-    }
+    let (run_col, wait_col) = (rows.column(Field::Running), rows.column(Field::Waiting));
+    let usage = rows.column(Field::KvUsage);
+    each_chunk(n, &mut |chunk| {
+        for k in chunk {
+            let (r, w) = (present(run_col[k]), present(wait_col[k]));
+            running.push(r);
+            waiting.push(w);
+            fit.push(match (r, present(usage[k])) {
+                (Some(run), Some(u)) if u >= SATURATED && run > 0.0 => {
+                    ceiling(run, u, inputs.usable_blocks).map(|c| c as f64)
+                }
+                _ => None,
+            });
+        }
+    });
     let mut caption = format!(
         "Requests the server was working on, requests queued behind them, and how many \
          requests of their current size fit in the cache when it is full (drawn only while it \
@@ -630,11 +636,7 @@ fn kv_chart(
             "kv",
             "% in use",
             "area",
-            series
-                .rows
-                .values(Field::KvUsage)
-                .map(|u| u.map(|u| u * 100.0))
-                .collect(),
+            percent(series.rows.column(Field::KvUsage)),
         )],
         markers,
         reference: None,
@@ -643,24 +645,39 @@ fn kv_chart(
     }
 }
 
+/// Every reading of a fraction as a percentage.
+fn percent(fractions: &[f64]) -> Vec<Option<f64>> {
+    let mut out = Vec::with_capacity(fractions.len());
+    each_chunk(fractions.len(), &mut |chunk| {
+        out.extend(
+            fractions[chunk]
+                .iter()
+                .map(|&u| present(u).map(|u| u * 100.0)),
+        );
+    });
+    out
+}
+
 /// Output tokens per second over a sliding one-second window: for each sample i, j is
 /// the earliest sample with t_i − t_j ≤ 1 s; (g_i − g_j) / (t_i − t_j).
 fn tokens_chart(series: &Series, times: &[f64]) -> Option<TimeChart> {
     let tokens = series.rows.column(Field::GenerationTokens);
     let mut values = Vec::with_capacity(times.len());
     let mut j = 0;
-    for k in 0..times.len() {
-        while times[k] - times[j] > 1.0 {
-            j += 1;
-        }
-        let v = match (present(tokens[k]), present(tokens[j])) {
-            (Some(gi), Some(gj)) if j != k && gi >= gj && times[k] > times[j] => {
-                Some((gi - gj) / (times[k] - times[j]))
+    each_chunk(times.len(), &mut |chunk| {
+        for k in chunk {
+            while times[k] - times[j] > 1.0 {
+                j += 1;
             }
-            _ => None,
-        };
-        values.push(v);
-    }
+            let v = match (present(tokens[k]), present(tokens[j])) {
+                (Some(gi), Some(gj)) if j != k && gi >= gj && times[k] > times[j] => {
+                    Some((gi - gj) / (times[k] - times[j]))
+                }
+                _ => None,
+            };
+            values.push(v);
+        }
+    });
     values.iter().any(Option::is_some).then(|| TimeChart {
         key: "tokens".into(),
         title: "Output tokens per second".into(),
@@ -681,18 +698,39 @@ fn tokens_chart(series: &Series, times: &[f64]) -> Option<TimeChart> {
 
 /// Time spent at each running count: each pair's first sample's running (whole) gets dt.
 fn levels_chart(series: &Series, times: &[f64], requested: Option<i64>) -> Option<BarChart> {
+    // Levels below `DENSE` are summed by index (a map lookup a reading is most of this
+    // loop); each level's sum is added in the same order either way.
+    const DENSE: usize = 1 << 12;
+    let mut dense: Vec<Option<f64>> = Vec::new();
     let mut at: std::collections::BTreeMap<i64, f64> = std::collections::BTreeMap::new();
     let running = series.rows.column(Field::Running);
-    for k in 0..times.len().min(running.len()).saturating_sub(1) {
-        let Some(r) = present(running[k]) else {
-            continue;
-        };
-        let level = r.trunc() as i64;
-        let dt = times[k + 1] - times[k];
-        if level > 0 && dt > 0.0 {
-            *at.entry(level).or_default() += dt;
+    let pairs = times.len().min(running.len()).saturating_sub(1);
+    each_chunk(pairs, &mut |chunk| {
+        for k in chunk {
+            let Some(r) = present(running[k]) else {
+                continue;
+            };
+            let level = r.trunc() as i64;
+            let dt = times[k + 1] - times[k];
+            if level > 0 && dt > 0.0 {
+                match usize::try_from(level).ok().filter(|&l| l < DENSE) {
+                    Some(l) => {
+                        if dense.len() <= l {
+                            dense.resize(l + 1, None);
+                        }
+                        *dense[l].get_or_insert(0.0) += dt;
+                    }
+                    None => *at.entry(level).or_default() += dt,
+                }
+            }
         }
-    }
+    });
+    at.extend(
+        dense
+            .iter()
+            .enumerate()
+            .filter_map(|(l, sum)| Some((l as i64, (*sum)?))),
+    );
     let top = *at.keys().next_back()?;
     let mut caption = "Each bar is the total time the server spent working on exactly that \
                        many requests at once."

@@ -50,14 +50,16 @@ fn column_runs(xs: &[f64], grid: Columns) -> Vec<std::ops::Range<usize>> {
     let mut runs = Vec::with_capacity(grid.columns.min(xs.len()));
     let mut start = 0;
     let mut column = None;
-    for (i, &x) in xs.iter().enumerate() {
-        let c = grid.of(x);
-        if column.is_some_and(|col| col != c) {
-            runs.push(start..i);
-            start = i;
+    crate::chunks::each_chunk(xs.len(), &mut |chunk| {
+        for i in chunk {
+            let c = grid.of(xs[i]);
+            if column.is_some_and(|col| col != c) {
+                runs.push(start..i);
+                start = i;
+            }
+            column = Some(c);
         }
-        column = Some(c);
-    }
+    });
     if column.is_some() {
         runs.push(start..xs.len());
     }
@@ -82,47 +84,59 @@ fn line_indices_in(runs: &[std::ops::Range<usize>], ys: &[Option<f64>], out: &mu
     // Whether the sample before was present (an absent one then starts a gap).
     let mut in_run = false;
     for run in runs {
-        // First, lowest, highest, last present sample (with the lowest and highest
-        // values), and the first and last sample where a gap starts.
-        let mut present_idx: Option<([usize; 4], f64, f64)> = None;
-        let mut gaps: Option<(usize, usize)> = None;
-        for i in run.clone() {
-            let Some(y) = present(ys.get(i).copied().flatten()) else {
-                if in_run {
-                    gaps = Some(gaps.map_or((i, i), |(first, _)| (first, i)));
-                    in_run = false;
-                }
-                continue;
-            };
-            in_run = true;
-            match &mut present_idx {
-                Some((idx, low, high)) => {
-                    if y < *low {
-                        idx[1] = i;
-                        *low = y;
-                    }
-                    if y > *high {
-                        idx[2] = i;
-                        *high = y;
-                    }
-                    idx[3] = i;
-                }
-                None => present_idx = Some(([i; 4], y, y)),
-            }
-        }
-        // At most six indices: sorted on the stack, not in a vector of their own.
-        let mut idx = [0usize; 6];
-        let mut n = 0;
-        for i in present_idx.into_iter().flat_map(|(p, _, _)| p) {
-            idx[n] = i;
-            n += 1;
-        }
-        for i in gaps.into_iter().flat_map(|(a, b)| [a, b]) {
-            idx[n] = i;
-            n += 1;
-        }
-        push_sorted(idx, n, out);
+        column_indices(run.clone(), ys, &mut in_run, out);
     }
+}
+
+/// One column's part of [`line_indices_in`]. Not inlined: a call per column lets a
+/// browser run the optimized code after the first few (`crate::chunks`).
+#[inline(never)]
+fn column_indices(
+    run: std::ops::Range<usize>,
+    ys: &[Option<f64>],
+    in_run: &mut bool,
+    out: &mut Vec<usize>,
+) {
+    // First, lowest, highest, last present sample (with the lowest and highest
+    // values), and the first and last sample where a gap starts.
+    let mut present_idx: Option<([usize; 4], f64, f64)> = None;
+    let mut gaps: Option<(usize, usize)> = None;
+    for i in run {
+        let Some(y) = present(ys.get(i).copied().flatten()) else {
+            if *in_run {
+                gaps = Some(gaps.map_or((i, i), |(first, _)| (first, i)));
+                *in_run = false;
+            }
+            continue;
+        };
+        *in_run = true;
+        match &mut present_idx {
+            Some((idx, low, high)) => {
+                if y < *low {
+                    idx[1] = i;
+                    *low = y;
+                }
+                if y > *high {
+                    idx[2] = i;
+                    *high = y;
+                }
+                idx[3] = i;
+            }
+            None => present_idx = Some(([i; 4], y, y)),
+        }
+    }
+    // At most six indices: sorted on the stack, not in a vector of their own.
+    let mut idx = [0usize; 6];
+    let mut n = 0;
+    for i in present_idx.into_iter().flat_map(|(p, _, _)| p) {
+        idx[n] = i;
+        n += 1;
+    }
+    for i in gaps.into_iter().flat_map(|(a, b)| [a, b]) {
+        idx[n] = i;
+        n += 1;
+    }
+    push_sorted(idx, n, out);
 }
 
 /// Appends to `out` the indices of `ys` a drawing on `grid` needs, ascending: per column,

@@ -20,25 +20,56 @@ use crate::series::{plain_row, Row, Series, SeriesReader};
 /// an unreadable embedded copy, when damaged or when its text would pass `limit` bytes.
 pub fn read_series(file: &str, columns: &[u8], limit: usize) -> Result<Series, InputError> {
     let damaged = |e: ColumnsError| unreadable(file, e);
-    let mut lines = Lines::new(columns, limit).map_err(damaged)?;
-    let plans: Vec<Plan> = lines.skeletons().map(plan_of).collect();
-    let mut reader = SeriesReader::new(file);
-    // Every line was counted when the copy was opened (so its count is within its size).
-    reader.reserve(lines.len());
+    let lines = Lines::new(columns, limit).map_err(damaged)?;
     let slots = lines.skeletons().map(|s| s.len() - 1).max().unwrap_or(0);
-    let mut memo = vec![Memo::default(); slots];
-    let mut text = Vec::new();
-    while let Some(id) = lines.next_line().map_err(damaged)? {
-        match plans[id].row(lines.values(), &mut memo) {
-            Some(row) => reader.push_row(row),
-            None => {
-                text.clear();
-                lines.write_line(id, &mut text);
-                reader.push_line(&text);
+    let mut read = Reading {
+        plans: lines.skeletons().map(plan_of).collect(),
+        memo: vec![Memo::default(); slots],
+        text: Vec::new(),
+        reader: SeriesReader::new(file),
+        lines,
+    };
+    // Every line was counted when the copy was opened (so its count is within its size).
+    read.reader.reserve(read.lines.len());
+    while read.batch(BATCH).map_err(damaged)? {}
+    read.reader.finish()
+}
+
+/// Lines read in one call of [`Reading::batch`]. A browser runs a WebAssembly function
+/// in its baseline compiler until it returns, however long it loops, and the optimized
+/// code only from its next call: read in batches, a day's series is read in about two
+/// thirds of the time (`cargo xtask first-paint`).
+const BATCH: usize = 4096;
+
+/// A series being read from its columns.
+struct Reading<'a> {
+    lines: Lines<'a>,
+    plans: Vec<Plan>,
+    memo: Vec<Memo>,
+    /// The text of a line read as text.
+    text: Vec<u8>,
+    reader: SeriesReader,
+}
+
+impl Reading<'_> {
+    /// Reads up to `n` more lines; false once every line has been read.
+    #[inline(never)]
+    fn batch(&mut self, n: usize) -> Result<bool, ColumnsError> {
+        for _ in 0..n {
+            let Some(id) = self.lines.next_line()? else {
+                return Ok(false);
+            };
+            match self.plans[id].row(self.lines.values(), &mut self.memo) {
+                Some(row) => self.reader.push_row(row),
+                None => {
+                    self.text.clear();
+                    self.lines.write_line(id, &mut self.text);
+                    self.reader.push_line(&self.text);
+                }
             }
         }
+        Ok(true)
     }
-    reader.finish()
 }
 
 /// The error an unreadable carried copy gives, as when it is unpacked to text.

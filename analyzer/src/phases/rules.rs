@@ -165,7 +165,7 @@ fn t15(phase: &Phase, w: &Window, cx: &Context<'_>) -> CheckResult {
         );
     };
     let tokens = |a: &crate::series::Row, b: &crate::series::Row| -> Result<Option<f64>, String> {
-        let e = Edges::new(cx.engine, &a, &b);
+        let e = Edges::new(cx.engine, a, b);
         e.pair()
             .delta(cx.engine.metrics().generation_tokens, &[], None)
             .map_err(|restart| restart.describe())
