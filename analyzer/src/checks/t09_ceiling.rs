@@ -32,16 +32,22 @@ impl Default for Figures {
 }
 
 impl Figures {
-    /// One reading of `run` requests holding `u` of the cache, its ceiling `c`.
+    /// One reading of `run` requests holding `u` of the cache, its ceiling `c` (`None`
+    /// when not known yet).
     fn take(&mut self, run: f64, u: f64, c: Option<i64>) {
         self.samples += 1;
+        self.extremes_take(c);
+        let share = u / run;
+        self.share_min = self.share_min.min(share);
+        self.share_max = self.share_max.max(share);
+    }
+
+    /// One reading's ceiling, when it has one.
+    fn extremes_take(&mut self, c: Option<i64>) {
         if let Some(c) = c {
             let (lo, hi) = self.extremes.unwrap_or((c, c));
             self.extremes = Some((lo.min(c), hi.max(c)));
         }
-        let share = u / run;
-        self.share_min = self.share_min.min(share);
-        self.share_max = self.share_max.max(share);
     }
 }
 
@@ -51,18 +57,23 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
         return CheckResult::new(9, Status::Unknown, crate::plausible::cannot_tell(bad))
             .with("implausible", bad.to_string());
     }
-    // One pass over the busy readings, gathering the figures of the busy set and of its
-    // saturated part (which is judged when not empty): no reading is kept.
+    // The figures of the saturated readings, which are judged when there are any, and
+    // those of every busy reading, whose ceilings a second pass finds only when there
+    // are none (a ceiling costs a 128-bit division): no reading is kept.
     let (mut busy, mut saturated) = (Figures::default(), Figures::default());
     let mut fullest: Option<(f64, f64)> = None;
     for (run, u) in series.busy() {
-        let c = ceiling(run, u, usable_blocks);
-        busy.take(run, u, c);
+        busy.take(run, u, None);
         if u >= SATURATED {
-            saturated.take(run, u, c);
+            saturated.take(run, u, ceiling(run, u, usable_blocks));
         }
         if fullest.is_none_or(|(_, most)| u > most) {
             fullest = Some((run, u));
+        }
+    }
+    if saturated.samples == 0 {
+        for (run, u) in series.busy() {
+            busy.extremes_take(ceiling(run, u, usable_blocks));
         }
     }
     if busy.samples == 0 {
