@@ -580,7 +580,7 @@ fn digits(v: u64) -> usize {
     };
     // 1233 / 4096 is just above log10(2): `guess` is ⌊log10(v)⌋ or one more.
     let bits = 64 - (v | 1).leading_zeros() as usize;
-    let guess = bits * 1233 >> 12;
+    let guess = (bits * 1233) >> 12;
     (guess + usize::from(v >= POW10[guess])).max(1)
 }
 
