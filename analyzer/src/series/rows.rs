@@ -1,7 +1,7 @@
-//! A series' rows kept as columns: one array per field, so a week's recording takes 96
-//! bytes a reading instead of the 184 of a [`Row`] (whose `Option`s double each field),
-//! and a loop over one or two fields reads only their arrays. The page reads a day's
-//! series in about half the time this way (`cargo xtask first-paint`).
+//! A series' rows kept as columns: one array per field, so a reading takes 96 bytes
+//! instead of the 184 of a [`Row`] (whose `Option`s double each field), and a loop over
+//! one or two fields reads only their arrays. `analyze`'s peak memory on a day's
+//! recording fell from 108 to 79 MB with it (`cargo bench -p inferlint`).
 //!
 //! An absent number is stored as NaN and an absent monotonic stamp as a negative one:
 //! values past the plausibility gate are finite and stamps not negative, so neither is a
