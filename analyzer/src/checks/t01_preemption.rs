@@ -6,7 +6,7 @@ use crate::counters::Pair;
 use crate::engine::Engine;
 use crate::num::plural;
 use crate::plausible;
-use crate::series::{column, Series};
+use crate::series::{column, Field, Series};
 use crate::verdict::{CheckResult, Status};
 
 pub fn check(
@@ -128,7 +128,7 @@ fn trtllm(engine: Engine, series: Option<&Series>, facts: Option<&BootFacts>) ->
             .with("implausible", bad.to_string());
     }
     let seen: Vec<f64> = series
-        .map(|s| s.rows.iter().filter_map(|r| r.paused).collect())
+        .map(|s| s.rows.values(Field::Paused).flatten().collect())
         .unwrap_or_default();
     if seen.is_empty() {
         return base(

@@ -28,7 +28,7 @@ use crate::bench::Requests;
 use crate::engine::Engine;
 use crate::num::{fixed, round_dp};
 use crate::plausible::{self, Implausible};
-use crate::series::{column, Series};
+use crate::series::{column, Field, Series};
 use crate::verdict::{CheckResult, Status};
 
 /// The first wave's median time to first token over the rest's, from which it is flagged.
@@ -154,11 +154,11 @@ pub fn waiting_around(inputs: &WarmUpInputs<'_>, span_s: f64) -> Option<f64> {
         (Some(end), Some(d)) => Some((end - d - PAD_S, end - d + span_s + PAD_S)),
         _ => None,
     };
-    series
-        .rows
-        .iter()
-        .filter(|r| window.is_none_or(|(a, b)| r.t_wall >= a && r.t_wall <= b))
-        .filter_map(|r| r.waiting)
+    let walls = series.rows.t_wall().iter();
+    walls
+        .zip(series.rows.values(Field::Waiting))
+        .filter(|(&t, _)| window.is_none_or(|(a, b)| t >= a && t <= b))
+        .filter_map(|(_, w)| w)
         .fold(None, |m: Option<f64>, w| Some(m.map_or(w, |m| m.max(w))))
 }
 

@@ -21,7 +21,7 @@ use crate::input::InputError;
 use crate::inputs::{InputFile, RunInput};
 use crate::insights::charts::TimeChart;
 use crate::plausible::{self, Implausible, Quantity};
-use crate::series::{column, Series};
+use crate::series::{column, Field, Series};
 use crate::snapshot::Snapshot;
 use crate::verdict::{CheckResult, Status};
 use replica::{ReplicaRun, Share};
@@ -176,9 +176,11 @@ fn loaded(run: &ReplicaRun, rep: &ReplicaReport) -> Loaded {
     };
     let t1 = rep.checks.iter().find(|c| c.tripwire == 1);
     let queued_full = series.filter(|_| refused.is_none()).and_then(|s| {
+        let usage = s.rows.values(Field::KvUsage);
         s.rows
-            .iter()
-            .filter_map(|r| Some((r.waiting?, r.kv_usage?)))
+            .values(Field::Waiting)
+            .zip(usage)
+            .filter_map(|(w, kv)| Some((w?, kv?)))
             .filter(|(w, kv)| *w > 0.0 && *kv >= SATURATED)
             .map(|(_, kv)| kv)
             .reduce(f64::max)
@@ -196,7 +198,7 @@ fn loaded(run: &ReplicaRun, rep: &ReplicaReport) -> Loaded {
     };
     let peak_kv = series
         .filter(|_| refused.is_none())
-        .and_then(|s| s.rows.iter().filter_map(|r| r.kv_usage).reduce(f64::max));
+        .and_then(|s| s.rows.values(Field::KvUsage).flatten().reduce(f64::max));
     Loaded {
         id: run.id.clone(),
         peak_running,

@@ -13,6 +13,7 @@
 //! read as text (`SeriesReader::push_line`), so the result is that of reading the text.
 
 use super::columns::{ColumnsError, Lines, Value};
+use crate::chunks::CHUNK;
 use crate::input::InputError;
 use crate::series::{plain_row, Row, Series, SeriesReader};
 
@@ -31,15 +32,11 @@ pub fn read_series(file: &str, columns: &[u8], limit: usize) -> Result<Series, I
     };
     // Every line was counted when the copy was opened (so its count is within its size).
     read.reader.reserve(read.lines.len());
-    while read.batch(BATCH).map_err(damaged)? {}
+    // In batches, for the reason of `crate::chunks`: a day's series was read in 225 ms
+    // instead of 365 (the same steps in WebAssembly under Node, first run).
+    while read.batch(CHUNK).map_err(damaged)? {}
     read.reader.finish()
 }
-
-/// Lines read in one call of [`Reading::batch`]. A browser runs a WebAssembly function
-/// in its baseline compiler until it returns, however long it loops, and the optimized
-/// code only from its next call: read in batches, a day's series was read in 225 ms
-/// instead of 365 (the same steps in WebAssembly under Node, first run).
-const BATCH: usize = 4096;
 
 /// A series being read from its columns.
 struct Reading<'a> {
@@ -231,43 +228,48 @@ impl Default for Memo {
 }
 
 impl Memo {
-    /// [`value_f64`], remembering the last value read as text.
+    /// A plain number's value, correctly rounded as the text reader reads its text: exact
+    /// when it can be, else from its text, the last of which is remembered.
     fn value_f64(&mut self, v: Value) -> f64 {
-        match v {
-            Value::Number { mantissa, decimals } if mantissa.unsigned_abs() > 1 << 53 => {
-                if (mantissa, decimals) != (self.mantissa, self.decimals) {
-                    *self = Memo {
-                        mantissa,
-                        decimals,
-                        value: value_f64(v),
-                    };
-                }
-                self.value
-            }
-            _ => value_f64(v),
+        if let Some(x) = exact_f64(v) {
+            return x;
         }
+        if let Value::Number { mantissa, decimals } = v {
+            if (mantissa, decimals) != (self.mantissa, self.decimals) {
+                *self = Memo {
+                    mantissa,
+                    decimals,
+                    value: text_f64(v),
+                };
+            }
+            return self.value;
+        }
+        text_f64(v)
     }
 }
 
-/// A plain number's value, correctly rounded as the text reader reads its text.
-fn value_f64(v: Value) -> f64 {
+/// A number whose mantissa and power of ten are both exact as doubles: one correctly
+/// rounded division (Clinger's fast path); `None` for any other value.
+fn exact_f64(v: Value) -> Option<f64> {
     const POW10: [f64; 19] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
         1e17, 1e18,
     ];
     match v {
-        // Both exact as doubles: one correctly rounded division (Clinger's fast path).
         Value::Number { mantissa, decimals } if mantissa.unsigned_abs() <= 1 << 53 => {
-            mantissa as f64 / POW10[usize::from(decimals)]
+            Some(mantissa as f64 / POW10[usize::from(decimals)])
         }
-        _ => {
-            let mut buf = [0u8; 24];
-            std::str::from_utf8(v.text(&mut buf))
-                .ok()
-                .and_then(|t| t.parse().ok())
-                .unwrap_or(f64::NAN)
-        }
+        _ => None,
     }
+}
+
+/// A value read from its text, as the text reader reads it.
+fn text_f64(v: Value) -> f64 {
+    let mut buf = [0u8; 24];
+    std::str::from_utf8(v.text(&mut buf))
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]
