@@ -46,10 +46,20 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    /// Exit status (formats.md §8.3): input errors count as "unusable".
+    /// Exit status (formats.md §8.3): input errors count as "unusable", and so does a
+    /// run that broke (never 0).
     /// A sweep's phases count as checks of the run: the worst phase decides too.
     pub fn exit_status(&self, strict: bool) -> i32 {
-        crate::verdict::exit_status(&self.report.all_checks(), strict, !self.errors.is_empty())
+        let broken = self
+            .report
+            .banner
+            .as_ref()
+            .is_some_and(|b| !b.what_broke.is_empty());
+        crate::verdict::exit_status(
+            &self.report.all_checks(),
+            strict,
+            broken || !self.errors.is_empty(),
+        )
     }
 }
 
@@ -286,18 +296,37 @@ pub fn analyze_with_series(
         }
     }
 
+    // How the recording ended: a broken run says so and never passes as whole.
+    let outcome = checks::run_outcome::read(&checks::run_outcome::Evidence {
+        manifest: p.manifest.as_ref(),
+        teardown: p.teardown.as_ref().and_then(|r| r.as_ref().ok()),
+        bench,
+        before_only: input.before.is_some() && input.after.is_none(),
+    });
+
     // T2 from teardown.json, else gate.json; then the probe's T7.
     match (&p.teardown, &p.gate) {
         (Some(Ok(doc)), _) => results.push(checks::t02_orphaned_engine::from_teardown(doc)),
         (Some(Err(e)), _) => results.push(unknown_for(2, e)),
+        (None, _) if outcome.no_teardown => {
+            results.push(checks::t02_orphaned_engine::no_teardown(outcome.recorder_died))
+        }
         (None, Some(Ok(doc))) => results.push(checks::t02_orphaned_engine::from_gate(doc)),
         (None, Some(Err(e))) => results.push(unknown_for(2, e)),
         (None, None) => {}
     }
-    match &p.probe {
-        Some(Ok(doc)) => results.push(checks::t07_probe::from_document(doc)),
-        Some(Err(e)) => results.push(unknown_for(7, e)),
-        None => {}
+    let probe_t7 = match &p.probe {
+        Some(Ok(doc)) => Some(checks::t07_probe::from_document(doc)),
+        Some(Err(e)) => Some(unknown_for(7, e)),
+        None => None,
+    };
+    // A server that died on its own is the run's one T7, whatever came before.
+    match outcome.t7_death(&logs, probe_t7.as_ref()) {
+        Some(death) => {
+            results.retain(|r| r.tripwire != 7);
+            results.push(death);
+        }
+        None => results.extend(probe_t7),
     }
 
     // Which snapshot error, if any, stands in for the pair.
@@ -335,6 +364,10 @@ pub fn analyze_with_series(
                 ));
             }
             (Some(Ok(_)), None, Some(e)) => results.push(unknown_for(15, e)),
+            (Some(Ok(res)), None, None) if outcome.after_missing.is_some() => {
+                let why = outcome.after_missing.as_deref().unwrap_or_default();
+                results.push(checks::t15_client_server::pair_missing(res, why));
+            }
             // No snapshots: AIPerf's own scrape of the server, when it left one.
             (Some(Ok(res)), None, None) => match (scrape, scrape_error) {
                 (Some(s), _) => results.push(checks::scraped::t15(
@@ -371,6 +404,11 @@ pub fn analyze_with_series(
             results.push(unknown_for(1, e));
             results.push(unknown_for(10, e));
         }
+        (None, None) if outcome.after_missing.is_some() => {
+            let why = outcome.after_missing.as_deref().unwrap_or_default();
+            results.push(missing_for(1, why));
+            results.push(missing_for(10, why));
+        }
         (None, None) => match (scrape, scrape_error) {
             (Some(s), _) => results.push(checks::scraped::t1(scraped_engine, s, scrape_file)),
             (None, Some(e)) => results.push(unknown_for(1, e)),
@@ -392,6 +430,8 @@ pub fn analyze_with_series(
             results.push(r);
         } else if let Some(Err(e)) = &p.after {
             results.push(unknown_for(14, e));
+        } else if let Some(why) = &outcome.after_missing {
+            results.push(missing_for(14, why));
         }
         results.push(checks::t09_ceiling::check(s, usable_blocks));
         match (requested, &down) {
@@ -491,12 +531,18 @@ pub fn analyze_with_series(
             gpu: p.gpu.as_ref(),
             pair: pair.as_ref(),
             pair_error,
+            pair_missing: outcome.after_missing.as_deref(),
             series,
             bench,
             manifest: p.manifest.as_ref(),
             requested,
             untimed: expected_extra(input, p.manifest.as_ref(), bench),
         }));
+    }
+
+    if outcome.is_broken() {
+        let ready_line = logs.first().and_then(|l| l.facts.ready_lineno);
+        qualify_broken(&mut results, &outcome, ready_line);
     }
 
     let mut report = Report::build(crate::report::ReportInputs {
@@ -516,6 +562,18 @@ pub fn analyze_with_series(
         utc_offset_min: opts.utc_offset_min,
     });
     report.replicas = replicas;
+    if outcome.is_broken() {
+        let state = p.manifest.as_ref().and_then(|m| m.outcome_state.clone());
+        report
+            .banner
+            .get_or_insert_with(|| crate::report::Banner {
+                state: state.unwrap_or_else(|| "completed".to_string()),
+                stage: None,
+                problem: None,
+                what_broke: Vec::new(),
+            })
+            .what_broke = outcome.broke.clone();
+    }
     // A fleet folder's top level has no recording: its chart places show the replicas.
     if let Some((requests, kv)) = fleet_charts {
         report.charts.requests.get_or_insert(requests);
@@ -527,6 +585,35 @@ pub fn analyze_with_series(
         errors,
         implausible,
     })
+}
+
+/// A broken run's passes cover only what was recorded before it broke: each says so.
+/// The start-up checks (T5, T6, T12) and the teardown's T2 judge what they read whole.
+fn qualify_broken(
+    results: &mut [CheckResult],
+    outcome: &checks::run_outcome::RunOutcome,
+    ready_line: Option<usize>,
+) {
+    for r in results.iter_mut().filter(|r| r.status == Status::Pass) {
+        match r.tripwire {
+            12 if outcome.server_died.is_some() => {
+                r.message = match ready_line {
+                    Some(n) => format!(
+                        "The server started cleanly (ready at line {n}); it died later, during \
+                         the run (T7)"
+                    ),
+                    None => "The server started cleanly; it died later, during the run (T7)"
+                        .to_string(),
+                };
+            }
+            2 | 5 | 6 | 12 => {}
+            _ => {
+                r.message
+                    .push_str(" (the run broke: this covers only what was recorded)");
+                r.set("partial_run", true);
+            }
+        }
+    }
 }
 
 /// Every value the plausibility gate refused, input by input.
@@ -589,6 +676,13 @@ fn ok_or_note<'a, T>(
         }
         None => None,
     }
+}
+
+/// A check that could not run because an input it needs is missing.
+pub fn missing_for(tripwire: u8, why: &str) -> CheckResult {
+    let mut r = CheckResult::new(tripwire, Status::Unknown, format!("can't tell: {why}"));
+    r.set("missing_input", why);
+    r
 }
 
 /// A check that could not run because its input is unusable.

@@ -25,6 +25,13 @@ pub struct Manifest {
     pub outcome_state: Option<String>,
     pub outcome_stage: Option<String>,
     pub outcome_problem: Option<String>,
+    /// The recorder launched the server itself (`record --serve`, a PID recorded).
+    pub served: bool,
+    /// How the server the recorder started ended, when it did.
+    pub serve_exit: Option<docs::manifest::Exit>,
+    /// How the load command ended: its exit code, or the signal that stopped it.
+    pub load_exit: Option<i32>,
+    pub load_signal: Option<String>,
     /// The load command's start and end (wall clock).
     pub load_started_wall: Option<f64>,
     pub load_ended_wall: Option<f64>,
@@ -81,6 +88,11 @@ impl Manifest {
                 .and_then(|o| o.stage)
                 .map(|s| s.as_str().to_string()),
             outcome_problem: outcome.and_then(|o| o.problem.clone()),
+            served: doc.mode == docs::manifest::Mode::Serve
+                && doc.serve.as_ref().is_some_and(|s| s.pid.is_some()),
+            serve_exit: doc.serve.as_ref().and_then(|s| s.exit.clone()),
+            load_exit: doc.load.exit,
+            load_signal: doc.load.signal.clone(),
             load_started_wall: doc.load.started_wall,
             load_ended_wall: doc.load.ended_wall,
             boot_log_at: doc

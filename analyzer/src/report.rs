@@ -32,6 +32,9 @@ pub struct Banner {
     pub state: String,
     pub stage: Option<String>,
     pub problem: Option<String>,
+    /// What broke, a sentence each (`checks::run_outcome`); left out when nothing did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub what_broke: Vec<String>,
 }
 
 /// The report of one run.
@@ -201,6 +204,7 @@ impl Report {
                 state,
                 stage: m.outcome_stage.clone(),
                 problem: m.outcome_problem.clone(),
+                what_broke: Vec::new(),
             })
         });
         let account = account::account(engine, &summary, inputs.requested, rejected);

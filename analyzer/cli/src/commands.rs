@@ -518,6 +518,9 @@ pub fn analyze(args: AnalyzeArgs) -> Result<i32, Exit> {
         print!("{doc}");
     } else {
         let colour = render::colour();
+        for line in render::broke(&analysis.report, colour) {
+            println!("{line}");
+        }
         for r in &analysis.report.checks {
             println!("{}", render::result_line(r, colour));
         }

@@ -35,6 +35,22 @@ pub fn result_line(r: &CheckResult, colour: bool) -> String {
     )
 }
 
+/// What broke in the run, before any verdict: `RUN BROKE  the server exited …`.
+pub fn broke(report: &analyzer::Report, colour: bool) -> Vec<String> {
+    report
+        .banner
+        .iter()
+        .flat_map(|b| &b.what_broke)
+        .map(|w| {
+            format!(
+                "{}  {}",
+                paint("RUN BROKE", Status::Fail, colour),
+                analyzer::term::escape(w)
+            )
+        })
+        .collect()
+}
+
 /// A fleet's replica table (`render_replicas.rs`); nothing for a single server.
 pub fn replicas(report: &analyzer::Report, colour: bool) -> Vec<String> {
     crate::render_replicas::table(&report.replicas, &|s, status| paint(s, status, colour))

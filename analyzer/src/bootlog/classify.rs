@@ -49,6 +49,8 @@ pub(crate) struct Classifier<'t> {
     in_ignored: bool,
     ready: bool,
     best: Option<Candidate>,
+    /// The best-ranked candidate a served line dropped while serving (earliest on ties).
+    set_aside: Option<Candidate>,
     queue_full: usize,
     overflow: usize,
     first_rejection: Option<usize>,
@@ -83,6 +85,7 @@ impl<'t> Classifier<'t> {
             in_ignored: false,
             ready: false,
             best: None,
+            set_aside: None,
             queue_full: 0,
             overflow: 0,
             first_rejection: None,
@@ -150,7 +153,11 @@ impl<'t> Classifier<'t> {
                 || p.starts_with("Prefill batch")
                 || p.starts_with("Decode batch")
             {
-                self.best = None;
+                if let Some(dropped) = self.best.take() {
+                    if self.set_aside.as_ref().is_none_or(|s| dropped.rule < s.rule) {
+                        self.set_aside = Some(dropped);
+                    }
+                }
             }
             self.consider(&p, v.lineno, v.anchors);
         }
@@ -182,14 +189,16 @@ impl<'t> Classifier<'t> {
         } else {
             self.overflow
         };
+        let failure = |c: Candidate, phase: &str| Failure {
+            kind: KINDS[usize::from(c.rule) - 1].to_string(),
+            phase: phase.to_string(),
+            lineno: c.lineno,
+            line: c.line,
+            detail: c.detail,
+        };
         Classification {
-            failure: self.best.map(|c| Failure {
-                kind: KINDS[usize::from(c.rule) - 1].to_string(),
-                phase: phase.to_string(),
-                lineno: c.lineno,
-                line: c.line,
-                detail: c.detail,
-            }),
+            failure: self.best.map(|c| failure(c, phase)),
+            set_aside: self.set_aside.map(|c| failure(c, "serving")),
             rejections,
             first_rejection_lineno: if rejections > 0 {
                 self.first_rejection

@@ -223,6 +223,10 @@ pub struct Classification {
     /// Admission-control rejections set aside (§5.1 step 6).
     pub rejections: usize,
     pub first_rejection_lineno: Option<usize>,
+    /// The worst error a later served request set aside (step 5): not a failure by
+    /// itself, but the cause to name when the server is known to have died during the
+    /// run (its process exited on its own) whatever the log printed afterwards.
+    pub set_aside: Option<Failure>,
 }
 
 /// One boot log read and classified.

@@ -30,6 +30,8 @@ pub struct Measured<'a> {
     pub pair: Option<&'a Pair<'a>>,
     /// The error that stands in for a missing pair.
     pub pair_error: Option<&'a InputError>,
+    /// Why the pair is missing when the run broke before its second snapshot.
+    pub pair_missing: Option<&'a str>,
     pub series: Option<&'a Series>,
     pub bench: Option<&'a BenchResult>,
     pub manifest: Option<&'a Manifest>,
@@ -41,7 +43,7 @@ pub struct Measured<'a> {
 /// Whether the input holds a measured load.
 pub fn applies(input: &RunInput) -> bool {
     input.series.is_some()
-        || (input.before.is_some() && input.after.is_some())
+        || input.before.is_some()
         || input.gpu.is_some()
         || input.bench.is_some()
 }
@@ -79,7 +81,7 @@ pub fn run(m: &Measured<'_>) -> Vec<CheckResult> {
             out.push(t17_prefix_cache::check(m.snapshot_engine, pair, untimed));
         }
         (None, Some(e)) => out.push(crate::analysis::unknown_for(17, e)),
-        (None, None) => {}
+        (None, None) => out.extend(m.pair_missing.map(|why| crate::analysis::missing_for(17, why))),
     }
     let log_during_load = m
         .manifest

@@ -3,6 +3,7 @@
 
 pub mod load_figures;
 pub mod measured;
+pub mod run_outcome;
 pub mod scraped;
 pub mod server_down;
 pub mod t01_preemption;

@@ -197,6 +197,27 @@ pub fn from_gate(doc: &Gate) -> CheckResult {
     r
 }
 
+/// T2 of a run whose server the recorder launched but never stopped (no `teardown.json`):
+/// the gate's clear card was read before the start and says nothing of what was left.
+pub fn no_teardown(recorder_died: bool) -> CheckResult {
+    let why = if recorder_died {
+        "the recorder was killed before it stopped the server"
+    } else {
+        "the recorder did not stop the server"
+    };
+    let mut r = CheckResult::new(
+        2,
+        Status::Unknown,
+        format!(
+            "{why}, so no reading shows whether the engine let go of the GPU (teardown.json is \
+             missing; the gate's clear card was read before the start). `inferlint-recorder \
+             teardown --run <folder>` stops what is left and reads the card"
+        ),
+    );
+    r.set("missing", TEARDOWN);
+    r
+}
+
 /// T2 from `teardown.json`: the state the run left behind.
 pub fn from_teardown(doc: &Teardown) -> CheckResult {
     let (status, message) = teardown_judgement(doc);

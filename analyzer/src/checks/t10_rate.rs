@@ -53,6 +53,20 @@ pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
             ),
         );
     }
+    // No tokens: nothing was generated to time, so a rate of zero shows nothing.
+    if tokens == 0.0 {
+        return CheckResult::new(
+            10,
+            Status::Unknown,
+            format!(
+                "no tokens were generated between the readings ({} s apart), so there is no \
+                 rate to check",
+                fixed(span.seconds, 3)
+            ),
+        )
+        .with("tokens", tokens)
+        .with("span_s", span.seconds);
+    }
     let rate = tokens / span.seconds;
     let int_span = pair.after.t_wall.trunc() - pair.before.t_wall.trunc();
     let mut r = CheckResult::new(

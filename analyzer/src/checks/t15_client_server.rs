@@ -24,6 +24,29 @@ pub fn server_down(down: &ServerDown) -> CheckResult {
     .with("server_down", down.reason.as_str())
 }
 
+/// T15 when the run broke before its second snapshot: can't tell, with what the load
+/// tool counted, so failed requests are never left unsaid.
+pub fn pair_missing(result: &BenchResult, why: &str) -> CheckResult {
+    let counted = match (result.completed, result.failed) {
+        (Some(c), Some(f)) => format!("; the load tool counted {c} completed and {f} failed"),
+        (Some(c), None) => format!("; the load tool counted {c} completed"),
+        _ => String::new(),
+    };
+    let mut r = CheckResult::new(
+        15,
+        Status::Unknown,
+        format!("can't tell: {why}, so the server's counts cannot be compared{counted}"),
+    )
+    .with("missing_input", why);
+    if let Some(c) = result.completed {
+        r.set("bench_completed", c);
+    }
+    if let Some(f) = result.failed {
+        r.set("bench_failed", f);
+    }
+    r
+}
+
 pub fn check(
     engine: Engine,
     pair: &Pair<'_>,

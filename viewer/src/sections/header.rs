@@ -19,13 +19,28 @@ pub fn Header(report: Arc<Report>, errors: Vec<InputError>, notes: Vec<String>) 
                 .banner
                 .clone()
                 .map(|b| {
-                    view! {
-                        <div class="banner" role="alert" data-banner=b.state.clone()>
-                            <strong>"The recording did not complete: "{b.state.clone()}"."</strong>
-                            {b.stage.map(|s| view! { " It stopped at: "{s}"." })}
-                            {b.problem.map(|p| view! { " "{p} })}
-                            " The sections below cover only the part that was recorded."
-                        </div>
+                    if b.what_broke.is_empty() {
+                        view! {
+                            <div class="banner" role="alert" data-banner=b.state.clone()>
+                                <strong>"The recording did not complete: "{b.state.clone()}"."</strong>
+                                {b.stage.map(|s| view! { " It stopped at: "{s}"." })}
+                                {b.problem.map(|p| view! { " "{p} })}
+                                " The sections below cover only the part that was recorded."
+                            </div>
+                        }
+                        .into_any()
+                    } else {
+                        view! {
+                            <div class="banner" role="alert" data-banner=b.state.clone() id="run-broke">
+                                <strong>"This run broke. "</strong>
+                                "The sections below cover only the part that was recorded, and no \
+                                 check passes for the whole run."
+                                <ul>
+                                    {b.what_broke.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}
+                                </ul>
+                            </div>
+                        }
+                        .into_any()
                     }
                 })}
             {(!errors.is_empty()).then(|| view! { <InputErrors errors=errors /> })}

@@ -131,7 +131,27 @@ pub fn run_suite(
 ) -> Suite {
     let classname = format!("inferlint.{label}");
     let engine = report.engine.unwrap_or(Engine::Vllm);
-    let mut cases: Vec<Case> = report
+    // A broken run is the first case, an error: never a green suite.
+    let broke: Vec<&String> = report.banner.iter().flat_map(|b| &b.what_broke).collect();
+    let mut cases: Vec<Case> = (!broke.is_empty())
+        .then(|| Case {
+            classname: classname.clone(),
+            name: "run the recording itself".to_string(),
+            outcome: Outcome::Errored {
+                message: format!(
+                    "The run broke: {}",
+                    broke
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            },
+            file: Some(analyzer::docs::MANIFEST.to_string()),
+        })
+        .into_iter()
+        .collect();
+    cases.extend(report
         .checks
         .iter()
         .map(|c| {
@@ -170,8 +190,7 @@ pub fn run_suite(
                 outcome,
                 file: verdict_file(input, c),
             }
-        })
-        .collect();
+        }));
     for e in errors {
         cases.push(Case {
             classname: classname.clone(),
