@@ -302,15 +302,16 @@ pub fn analyze_with_series(
         teardown: p.teardown.as_ref().and_then(|r| r.as_ref().ok()),
         bench,
         before_only: input.before.is_some() && input.after.is_none(),
+        server_ready: logs.first().map(|l| l.facts.ready),
     });
 
     // T2 from teardown.json, else gate.json; then the probe's T7.
     match (&p.teardown, &p.gate) {
         (Some(Ok(doc)), _) => results.push(checks::t02_orphaned_engine::from_teardown(doc)),
         (Some(Err(e)), _) => results.push(unknown_for(2, e)),
-        (None, _) if outcome.no_teardown => {
-            results.push(checks::t02_orphaned_engine::no_teardown(outcome.recorder_died))
-        }
+        (None, _) if outcome.no_teardown => results.push(checks::t02_orphaned_engine::no_teardown(
+            outcome.recorder_died,
+        )),
         (None, Some(Ok(doc))) => results.push(checks::t02_orphaned_engine::from_gate(doc)),
         (None, Some(Err(e))) => results.push(unknown_for(2, e)),
         (None, None) => {}
@@ -382,6 +383,8 @@ pub fn analyze_with_series(
             },
             _ => {}
         }
+    } else if let (true, Some(why)) = (load_ran, &outcome.after_missing) {
+        results.push(missing_for(15, why));
     } else if load_ran && (pair.is_some() || pair_error.is_some() || p.scrape.is_some()) {
         results.push(checks::load_figures::t15(p.manifest.as_ref()));
     }
@@ -602,8 +605,9 @@ fn qualify_broken(
                         "The server started cleanly (ready at line {n}); it died later, during \
                          the run (T7)"
                     ),
-                    None => "The server started cleanly; it died later, during the run (T7)"
-                        .to_string(),
+                    None => {
+                        "The server started cleanly; it died later, during the run (T7)".to_string()
+                    }
                 };
             }
             2 | 5 | 6 | 12 => {}

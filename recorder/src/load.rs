@@ -154,6 +154,28 @@ pub const THEN: &str = "--then";
 
 /// The load commands of a load vector: split at each standalone [`THEN`]; empty commands
 /// (a leading, trailing or doubled `--then`) are dropped.
+/// Why a load command cannot run, found before the server starts: a program that is
+/// not on PATH, or a path that is not an executable file. Each `--then` command counts.
+pub fn cannot_run(argv: &[String]) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    split_commands(argv).into_iter().find_map(|c| {
+        let prog = c.first()?;
+        let found = if prog.contains('/') {
+            runnable(Path::new(prog))
+        } else {
+            std::env::var_os("PATH")
+                .iter()
+                .flat_map(std::env::split_paths)
+                .any(|d| runnable(&d.join(prog)))
+        };
+        (!found).then(|| format!("the load command {prog} cannot be run: no such executable"))
+    })
+}
+
 pub fn split_commands(argv: &[String]) -> Vec<Vec<String>> {
     argv.split(|t| t == THEN)
         .filter(|c| !c.is_empty())
@@ -372,11 +394,13 @@ pub type Echo = Box<dyn Fn(&str) + Send>;
 /// Runs the load: one pipe for stdout and stderr, each line echoed and appended to
 /// `log` (UTF-8, invalid bytes replaced), flushed per line. A stop signal ends it:
 /// after a terminal Ctrl-C it gets 10 s to finish, then SIGTERM, then SIGKILL 10 s later.
+/// Runs one load command. `tick` is called about ten times a second while it runs; when
+/// it returns true (the server died) the load is stopped at once.
 pub fn run(
     argv: &[String],
     log: &Path,
     echo: Echo,
-    tick: &mut dyn FnMut(),
+    tick: &mut dyn FnMut() -> bool,
 ) -> Result<(Ended, bool), String> {
     let mut file = OpenOptions::new()
         .create(true)
@@ -390,6 +414,14 @@ pub fn run(
     };
     let mut cmd = Command::new(prog);
     cmd.args(args).stdout(writer).stderr(writer2);
+    // The load dies with the recorder, however the recorder dies (it stays in the
+    // recorder's process group, so a terminal's Ctrl-C reaches it too).
+    // SAFETY: only an async-signal-safe call (prctl) between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(std::io::Error::from)
+        });
+    }
     let mut child = crate::reaper::spawn(&mut cmd)
         .map_err(|e| format!("cannot run the load command {prog}: {e}"))?;
     drop(cmd); // our copies of the pipe's write end, so the reader sees its end
@@ -434,20 +466,26 @@ fn notify_exit(pid: nix::unistd::Pid) -> Receiver<()> {
     rx
 }
 
-fn wait(child: &mut Child, tick: &mut dyn FnMut()) -> ExitStatus {
+fn wait(child: &mut Child, tick: &mut dyn FnMut() -> bool) -> ExitStatus {
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     let exited = notify_exit(pid);
     let mut since_signal: Option<Instant> = None;
     let mut termed: Option<Instant> = None;
+    let mut server_gone = false;
     loop {
         if let Ok(Some(st)) = child.try_wait() {
             return st;
         }
-        if signals::interrupted() {
+        if signals::interrupted() || server_gone {
             let t0 = *since_signal.get_or_insert_with(Instant::now);
             // A terminal Ctrl-C reached the load too (same process group): give it a
-            // moment to stop on its own; otherwise stop it now.
-            let grace = if signals::last_was_sigint() { 10 } else { 0 };
+            // moment to stop on its own; a second one, another signal or a dead server
+            // stops it now.
+            let grace = if signals::last_was_sigint() && signals::count() == 1 && !server_gone {
+                10
+            } else {
+                0
+            };
             if termed.is_none() && t0.elapsed() >= Duration::from_secs(grace) {
                 let _ = nix::sys::signal::kill(pid, Signal::SIGTERM);
                 termed = Some(Instant::now());
@@ -456,7 +494,7 @@ fn wait(child: &mut Child, tick: &mut dyn FnMut()) -> ExitStatus {
                 let _ = child.kill();
             }
         }
-        tick();
+        server_gone |= tick();
         // Woken early by the load's end; once the watcher is gone, the plain step.
         if let Err(RecvTimeoutError::Disconnected) = exited.recv_timeout(WAIT_STEP) {
             std::thread::sleep(WAIT_STEP);

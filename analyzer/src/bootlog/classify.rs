@@ -154,7 +154,11 @@ impl<'t> Classifier<'t> {
                 || p.starts_with("Decode batch")
             {
                 if let Some(dropped) = self.best.take() {
-                    if self.set_aside.as_ref().is_none_or(|s| dropped.rule < s.rule) {
+                    if self
+                        .set_aside
+                        .as_ref()
+                        .is_none_or(|s| dropped.rule < s.rule)
+                    {
                         self.set_aside = Some(dropped);
                     }
                 }

@@ -42,10 +42,7 @@ pub struct Measured<'a> {
 
 /// Whether the input holds a measured load.
 pub fn applies(input: &RunInput) -> bool {
-    input.series.is_some()
-        || input.before.is_some()
-        || input.gpu.is_some()
-        || input.bench.is_some()
+    input.series.is_some() || input.before.is_some() || input.gpu.is_some() || input.bench.is_some()
 }
 
 /// Whether `inferlint-recorder record` made the folder (it always writes a manifest). Only
@@ -81,7 +78,10 @@ pub fn run(m: &Measured<'_>) -> Vec<CheckResult> {
             out.push(t17_prefix_cache::check(m.snapshot_engine, pair, untimed));
         }
         (None, Some(e)) => out.push(crate::analysis::unknown_for(17, e)),
-        (None, None) => out.extend(m.pair_missing.map(|why| crate::analysis::missing_for(17, why))),
+        (None, None) => out.extend(
+            m.pair_missing
+                .map(|why| crate::analysis::missing_for(17, why)),
+        ),
     }
     let log_during_load = m
         .manifest

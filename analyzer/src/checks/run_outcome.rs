@@ -11,7 +11,7 @@
 use crate::bench::BenchResult;
 use crate::bootlog::{BootLog, Failure};
 use crate::docs::manifest::Exit;
-use crate::docs::teardown::{Delivery, Teardown};
+use crate::docs::teardown::{Delivery, Target, Teardown};
 use crate::manifest::Manifest;
 use crate::verdict::{CheckResult, Status};
 
@@ -37,6 +37,8 @@ pub struct Evidence<'a> {
     pub bench: Option<&'a BenchResult>,
     /// A snapshot before the load exists and none after it.
     pub before_only: bool,
+    /// Whether the boot log shows the server ready (None: no log).
+    pub server_ready: Option<bool>,
 }
 
 /// "exited with code 1", "was killed by SIGKILL".
@@ -48,11 +50,15 @@ fn ended(exit: &Exit) -> String {
 }
 
 /// The server ended before the teardown stopped it: it has an exit, and no stop signal
-/// the teardown sent reached it.
+/// reached its process group (signals to single PIDs are the sweep of what it left).
 fn died_on_its_own(m: &Manifest, t: Option<&Teardown>) -> Option<String> {
     let exit = m.serve_exit.as_ref()?;
     let t = t?;
-    let reached = t.signals.iter().any(|s| s.result == Delivery::Sent);
+    let group = t.launched.map(|l| l.sid);
+    let reached = t.signals.iter().any(|s| {
+        s.result == Delivery::Sent
+            && matches!(s.to, Target::Group(g) if group.is_none_or(|sid| sid == g))
+    });
     (!reached).then(|| ended(exit))
 }
 
@@ -70,11 +76,19 @@ pub fn read(e: &Evidence<'_>) -> RunOutcome {
     let Some(m) = e.manifest else {
         return out;
     };
-    if let Some(how) = died_on_its_own(m, e.teardown) {
-        out.broke.push(format!(
-            "the server {how} on its own before the recorder stopped it: it died during the run"
-        ));
-        out.server_died = Some(how);
+    match died_on_its_own(m, e.teardown) {
+        // A start that failed is T12's: the run never began.
+        Some(how) if e.server_ready == Some(false) => out.broke.push(format!(
+            "the server {how} on its own before it was ready: the run never began"
+        )),
+        Some(how) => {
+            out.broke.push(format!(
+                "the server {how} before the recorder stopped it: it died during the \
+                 run"
+            ));
+            out.server_died = Some(how);
+        }
+        None => {}
     }
     match m.outcome_state.as_deref() {
         Some("running") => {
@@ -116,7 +130,9 @@ pub fn read(e: &Evidence<'_>) -> RunOutcome {
     }
     if e.before_only {
         out.after_missing = Some(match (&out.server_died, m.outcome_state.as_deref()) {
-            (Some(how), _) => format!("no snapshot after the load: the server {how} during the run"),
+            (Some(how), _) => {
+                format!("no snapshot after the load: the server {how} during the run")
+            }
             (None, Some("running")) => {
                 "no snapshot after the load: the recorder did not finish".to_string()
             }
@@ -149,7 +165,7 @@ impl RunOutcome {
                 .filter(|f| f.phase == "serving")
                 .or(c.set_aside.as_ref())
         });
-        let mut msg = format!("The server {how} on its own during the run, before the recorder stopped it");
+        let mut msg = format!("The server {how} during the run, before the recorder stopped it");
         if let Some(f) = cause {
             msg.push_str(&format!("; the log shows {}", cause_text(f)));
         }
@@ -178,7 +194,7 @@ fn cause_text(f: &Failure) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::docs::teardown::{SignalRecord, StopSignal, Target};
+    use crate::docs::teardown::{Launched, SignalRecord, StopSignal};
 
     fn served(exit: Option<Exit>, state: &str) -> Manifest {
         Manifest {
@@ -208,6 +224,7 @@ mod tests {
             teardown: t,
             bench: None,
             before_only: false,
+            server_ready: None,
         }
     }
 
@@ -225,10 +242,32 @@ mod tests {
         let m = served(Some(Exit::Code(1)), "problem");
         let o = read(&ev(&m, Some(&Teardown::default())));
         assert_eq!(o.server_died.as_deref(), Some("exited with code 1"));
-        assert!(o.broke[0].starts_with("the server exited with code 1 on its own"));
+        assert!(
+            o.broke[0].starts_with("the server exited with code 1 before the recorder stopped it")
+        );
+        // One that never became ready failed to start (T12), it did not die in the run.
+        let o = read(&Evidence {
+            server_ready: Some(false),
+            ..ev(&m, Some(&Teardown::default()))
+        });
+        assert_eq!(o.server_died, None);
+        assert!(o.broke[0].ends_with("before it was ready: the run never began"));
         let m = served(Some(Exit::Signal("SIGKILL".into())), "completed");
         let mut t = stopped();
         t.signals[0].result = Delivery::Gone;
+        let o = read(&ev(&m, Some(&t)));
+        assert_eq!(o.server_died.as_deref(), Some("was killed by SIGKILL"));
+        // Killed with `kill -9`: the sweep then stops the engine it left, by PID.
+        let t = Teardown {
+            launched: Some(Launched { pid: 5, sid: 5 }),
+            signals: vec![SignalRecord {
+                elapsed_s: 0.017,
+                to: Target::Pid(6),
+                signal: StopSignal::Term,
+                result: Delivery::Sent,
+            }],
+            ..Teardown::default()
+        };
         let o = read(&ev(&m, Some(&t)));
         assert_eq!(o.server_died.as_deref(), Some("was killed by SIGKILL"));
     }
@@ -241,7 +280,11 @@ mod tests {
             ..ev(&m, None)
         });
         assert!(o.recorder_died && o.no_teardown);
-        assert!(o.broke[0].contains("still says \"running\""), "{:?}", o.broke);
+        assert!(
+            o.broke[0].contains("still says \"running\""),
+            "{:?}",
+            o.broke
+        );
         assert_eq!(
             o.after_missing.as_deref(),
             Some("no snapshot after the load: the recorder did not finish")
@@ -283,6 +326,7 @@ mod tests {
             teardown: None,
             bench: None,
             before_only: true,
+            server_ready: None,
         });
         assert_eq!(o, RunOutcome::default());
     }

@@ -105,3 +105,69 @@ pub fn integer_second_comparison(r: &CheckResult) -> Option<String> {
         fixed(err * 100.0, 2)
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::Json;
+    use crate::prom::Exposition;
+    use crate::snapshot::Snapshot;
+
+    const COUNTER: &str = "vllm:generation_tokens_total";
+
+    fn snap(tokens: Option<f64>, wall: f64, mono_ns: i64) -> Snapshot {
+        let text = tokens.map_or(String::new(), |t| {
+            format!("{COUNTER}{{engine=\"0\"}} {t}\n")
+        });
+        Snapshot {
+            url: "u".into(),
+            t_wall: wall,
+            t_mono_ns: Some(mono_ns),
+            latency_s: Some(0.001),
+            metrics: Exposition::parse(&text).unwrap(),
+            implausible: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_rate_uses_the_sub_second_clock() {
+        let (b, a) = (
+            snap(Some(100.0), 1000.9, 0),
+            snap(Some(1100.0), 1002.1, 1_200_000_000),
+        );
+        let r = check(&Pair::new(&b, &a), COUNTER);
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
+        assert_eq!(r.message, "833.33 tokens/s over 1.200s");
+        // Whole seconds would say 1000 tokens over 2 s.
+        assert_eq!(r.evidence("integer_second_span_s"), Some(&Json::Int(2)));
+    }
+
+    #[test]
+    fn no_tokens_is_no_rate_to_pass() {
+        let (b, a) = (
+            snap(Some(5.0), 10.0, 0),
+            snap(Some(5.0), 10.012, 12_000_000),
+        );
+        let r = check(&Pair::new(&b, &a), COUNTER);
+        assert_eq!(r.status, Status::Unknown, "{}", r.message);
+        assert!(r.message.starts_with("no tokens were generated"));
+    }
+
+    #[test]
+    fn a_missing_counter_or_a_backwards_clock_cannot_tell() {
+        let (b, a) = (snap(None, 10.0, 0), snap(Some(5.0), 11.0, 1_000_000_000));
+        let r = check(&Pair::new(&b, &a), COUNTER);
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.contains("missing from a snapshot"),
+            "{}",
+            r.message
+        );
+        let (b, a) = (
+            snap(Some(1.0), 11.0, 2_000_000_000),
+            snap(Some(9.0), 10.0, 1_000_000_000),
+        );
+        let r = check(&Pair::new(&b, &a), COUNTER);
+        assert_eq!(r.status, Status::Unknown, "{}", r.message);
+    }
+}

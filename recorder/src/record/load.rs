@@ -102,7 +102,20 @@ impl Run {
             let echo = self.progress.printer(self.opts.json);
             let progress = &self.progress;
             let log = self.opts.dir.join(LOAD_LOG);
-            let ran = load::run(&plan.argv_run, &log, echo, &mut || progress.tick());
+            let server = &mut self.server;
+            let mut said = false;
+            // A server that dies during the load stops the load: nothing it sends counts.
+            let ran = load::run(&plan.argv_run, &log, echo, &mut || {
+                progress.tick();
+                let gone = server.as_mut().and_then(super::serve::ended_now);
+                if let (Some(how), false) = (&gone, said) {
+                    say(&format!(
+                        "== the server {how} during the load: stopping the load"
+                    ));
+                    said = true;
+                }
+                gone.is_some()
+            });
             let ended_wall = clock::wall();
             if let Some(r) = self.manifest.load.runs.last_mut().filter(|_| several) {
                 r.ended_wall = Some(ended_wall);

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use analyzer::docs::manifest::{Load, Manifest, Mode, Outcome, Recorder, Requested, Serve, State};
 use analyzer::docs::{
-    BENCH_JSON, BENCH_JSONL, BOOT_LOG, FLEET, LOAD_LOG, MANIFEST, REPLICAS_DIR, SERIES,
-    SNAPSHOT_SUFFIX,
+    AIPERF_DIR, BENCH_JSON, BENCH_JSONL, BOOT_LOG, FLEET, GATE, GPU_SAMPLES, LOAD_LOG, MANIFEST,
+    PROBE, PROCESSES, REPLICAS_DIR, REPORT, RESULTS, ROUTER_DIR, SERIES, SERIES_SUFFIX,
+    SNAPSHOT_SUFFIX, TEARDOWN,
 };
 use analyzer::engine::shell_split;
 
@@ -21,7 +22,9 @@ pub(super) struct Prepared {
     pub serve_argv: Option<Vec<String>>,
 }
 
-/// A name in `dir` that belongs to a run (recorder.md §3.1), if any.
+/// A name in `dir` that the recorder would write or the analyzer would read, if any:
+/// another run's file left there would be read as this run's (an old `probe.json` once
+/// made a server that never started pass T7).
 fn holds_run_files(dir: &Path) -> Option<String> {
     let run_files = [
         MANIFEST,
@@ -32,12 +35,27 @@ fn holds_run_files(dir: &Path) -> Option<String> {
         BENCH_JSONL,
         FLEET,
         REPLICAS_DIR,
+        ROUTER_DIR,
+        GATE,
+        PROBE,
+        TEARDOWN,
+        PROCESSES,
+        GPU_SAMPLES,
+        RESULTS,
+        REPORT,
+        AIPERF_DIR,
     ];
     std::fs::read_dir(dir)
         .ok()?
         .flatten()
         .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .find(|n| run_files.contains(&n.as_str()) || n.ends_with(SNAPSHOT_SUFFIX))
+        .find(|n| {
+            run_files.contains(&n.as_str())
+                || n.ends_with(SNAPSHOT_SUFFIX)
+                || n.ends_with(SERIES_SUFFIX)
+                // The results of several load commands: bench-2.json, bench-2.requests.jsonl.
+                || (n.starts_with("bench-") && (n.ends_with(".json") || n.ends_with(".jsonl")))
+        })
 }
 
 /// Usage errors (status 2) come before anything is touched; a folder that cannot be
@@ -45,6 +63,10 @@ fn holds_run_files(dir: &Path) -> Option<String> {
 pub(super) fn prepare(opts: &Options) -> Result<Prepared, i32> {
     if opts.load.is_empty() {
         eprintln!("inferlint-recorder: record needs the load command after --, e.g. record -o run -- vllm bench serve ...");
+        return Err(2);
+    }
+    if let Some(why) = crate::load::cannot_run(&opts.load) {
+        eprintln!("inferlint-recorder: {why}; nothing was started");
         return Err(2);
     }
     if let Some(name) = holds_run_files(&opts.dir) {
@@ -134,6 +156,18 @@ mod tests {
         assert_eq!(holds_run_files(&d), None);
         std::fs::write(d.join("x.snapshot.json"), "{}").unwrap();
         assert_eq!(holds_run_files(&d).as_deref(), Some("x.snapshot.json"));
+        std::fs::remove_file(d.join("x.snapshot.json")).unwrap();
+        // Another run's probe or GPU samples would be read as this run's.
+        for name in [
+            "probe.json",
+            "gpu.samples.jsonl",
+            "bench-2.json",
+            "results.json",
+        ] {
+            std::fs::write(d.join(name), "{}").unwrap();
+            assert_eq!(holds_run_files(&d).as_deref(), Some(name));
+            std::fs::remove_file(d.join(name)).unwrap();
+        }
         let _ = std::fs::remove_dir_all(d);
     }
 }

@@ -83,6 +83,14 @@ pub fn exit_of(st: std::process::ExitStatus) -> Option<Exit> {
     }
 }
 
+/// How the launched server ended, in words, once it has (its status is kept).
+pub fn ended_now(server: &mut Server) -> Option<String> {
+    if server.exit.is_none() {
+        server.exit = server.child.try_wait().ok().flatten();
+    }
+    server.exit.map(describe_exit)
+}
+
 /// How the launched process ended, in words.
 pub fn describe_exit(st: std::process::ExitStatus) -> String {
     match exit_of(st) {

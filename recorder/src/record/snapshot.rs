@@ -10,15 +10,6 @@ use crate::scrape::Scraper;
 use crate::signals;
 
 impl Run {
-    /// How the launched server ended, when it already has: "exited with code 1".
-    fn server_ended(&mut self) -> Option<String> {
-        let server = self.server.as_mut()?;
-        if server.exit.is_none() {
-            server.exit = server.child.try_wait().ok().flatten();
-        }
-        Some(super::serve::describe_exit(server.exit?))
-    }
-
     /// Step 12.
     pub(super) fn before_step(&mut self) -> Step<()> {
         let base = self.manifest.url.clone();
@@ -41,7 +32,7 @@ impl Run {
         match signals::abandonable(usize::MAX, move || Scraper::new(&base).scrape()) {
             Some(Ok(reading)) => self.write(AFTER_SNAPSHOT, &reading.snapshot_doc()),
             Some(Err(e)) if stop.is_none() => {
-                let why = match self.server_ended() {
+                let why = match self.server.as_mut().and_then(super::serve::ended_now) {
                     Some(how) => format!("the server {how} during the load"),
                     None => format!("the server did not answer its metrics after the load: {e}"),
                 };

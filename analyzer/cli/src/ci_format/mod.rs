@@ -151,46 +151,43 @@ pub fn run_suite(
         })
         .into_iter()
         .collect();
-    cases.extend(report
-        .checks
-        .iter()
-        .map(|c| {
-            let detail = evidence_text(c);
-            let outcome = match c.status {
-                Status::Fail => Outcome::Failed {
-                    kind: "tripwire-failed",
-                    message: c.message.clone(),
-                    detail,
-                },
-                Status::Warn if strict => Outcome::Failed {
-                    kind: "warning",
-                    message: c.message.clone(),
-                    detail,
-                },
-                Status::Warn => Outcome::Passed {
-                    warning: Some(if detail.is_empty() {
-                        c.message.clone()
-                    } else {
-                        format!("{}\n{detail}", c.message)
-                    }),
-                },
-                Status::Unknown => Outcome::Skipped {
-                    message: format!("Can't tell: {}", c.message),
-                    cant_tell: true,
-                },
-                Status::NotApplicable => Outcome::Skipped {
-                    message: not_applicable(engine, &c.message),
-                    cant_tell: false,
-                },
-                Status::Pass => Outcome::Passed { warning: None },
-            };
-            Case {
-                classname: classname.clone(),
-                name: format!("{} {}", c.id(), c.name()),
-                outcome,
-                file: verdict_file(input, c),
-            }
-        }));
+    cases.extend(report.checks.iter().map(|c| {
+        let detail = evidence_text(c);
+        let outcome = match c.status {
+            Status::Fail => Outcome::Failed {
+                kind: "tripwire-failed",
+                message: c.message.clone(),
+                detail,
+            },
+            Status::Warn if strict => Outcome::Failed {
+                kind: "warning",
+                message: c.message.clone(),
+                detail,
+            },
+            Status::Warn => Outcome::Passed {
+                warning: Some(if detail.is_empty() {
+                    c.message.clone()
+                } else {
+                    format!("{}\n{detail}", c.message)
+                }),
+            },
+            Status::Unknown => Outcome::Skipped {
+                message: format!("Can't tell: {}", c.message),
+                cant_tell: true,
+            },
+            Status::NotApplicable => Outcome::Skipped {
+                message: not_applicable(engine, &c.message),
+                cant_tell: false,
+            },
+            Status::Pass => Outcome::Passed { warning: None },
+        };
+        Case {
+            classname: classname.clone(),
+            name: format!("{} {}", c.id(), c.name()),
+            outcome,
+            file: verdict_file(input, c),
+        }
+    }));
     for e in errors {
         cases.push(Case {
             classname: classname.clone(),
