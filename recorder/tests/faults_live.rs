@@ -7,6 +7,7 @@
 mod common;
 use common::*;
 
+use std::path::PathBuf;
 use std::process::Stdio;
 
 use analyzer::json::Json;
@@ -109,16 +110,15 @@ fn a_server_that_crashes_during_the_load_fails_t7_once() {
     broke_first(&shown, "exited with code 1");
 }
 
-#[test]
-fn a_server_killed_during_the_load_stops_the_load_and_fails_t7() {
-    let w = World::new("fault-kill9");
+/// `record` of a long load, returned once the load runs, with its folder.
+fn record_until_the_load_runs(w: &World, stdout: Stdio) -> (std::process::Child, PathBuf) {
     let port = free_port();
     let mut c = w.recorder();
     c.args(["record", "-o", "run", "--no-probe", "--serve"])
         .arg(serve(port, "--sim-speed 2"))
         .arg("--")
         .args(bench(&format!("http://127.0.0.1:{port}"), MODEL, 64, 4000))
-        .stdout(Stdio::piped())
+        .stdout(stdout)
         .stderr(Stdio::null());
     let rec = c.spawn().unwrap();
     let run = w.dir.join("run");
@@ -128,6 +128,13 @@ fn a_server_killed_during_the_load_stops_the_load_and_fails_t7() {
             .is_ok_and(|s| s.lines().count() >= 4)),
         "the load did not start"
     );
+    (rec, run)
+}
+
+#[test]
+fn a_server_killed_during_the_load_stops_the_load_and_fails_t7() {
+    let w = World::new("fault-kill9");
+    let (rec, run) = record_until_the_load_runs(&w, Stdio::piped());
     let pid = json(&run.join("manifest.json"))
         .get("serve")
         .and_then(|s| s.get("pid"))
@@ -150,22 +157,7 @@ fn a_server_killed_during_the_load_stops_the_load_and_fails_t7() {
 #[test]
 fn a_killed_recorder_leaves_nothing_running_and_an_honest_folder() {
     let w = World::new("fault-recorder");
-    let port = free_port();
-    let mut c = w.recorder();
-    c.args(["record", "-o", "run", "--no-probe", "--serve"])
-        .arg(serve(port, "--sim-speed 2"))
-        .arg("--")
-        .args(bench(&format!("http://127.0.0.1:{port}"), MODEL, 64, 4000))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut rec = c.spawn().unwrap();
-    let run = w.dir.join("run");
-    let series = run.join("run.series.jsonl");
-    assert!(
-        wait_until(90, || std::fs::read_to_string(&series)
-            .is_ok_and(|s| s.lines().count() >= 4)),
-        "the load did not start"
-    );
+    let (mut rec, run) = record_until_the_load_runs(&w, Stdio::null());
     let _ = rec.kill();
     let _ = rec.wait();
     // The server and the load get their parent-death signal.
