@@ -211,7 +211,13 @@ pub fn analyze_with_series(
     }
 
     let named_engine = opts.engine.map(|n| n.engine);
-    let mut logs: Vec<BootLog> = bootlog::read_logs(&log_texts, named_engine);
+    // The lines the recorder's own server wrote once it was being stopped are the stop's.
+    let stop = p
+        .manifest
+        .as_ref()
+        .and_then(|m| m.boot_log_at)
+        .and_then(|b| b.stop);
+    let mut logs: Vec<BootLog> = bootlog::read_logs_until(&log_texts, named_engine, stop);
     // The live server's version, when the first log prints no vLLM version.
     if let (Some(first), Some(m)) = (logs.first_mut(), &p.manifest) {
         if first.facts.vllm_version.is_none() {

@@ -109,6 +109,7 @@ pub fn run(m: &Measured<'_>) -> Vec<CheckResult> {
         load_ended_wall: m.manifest.and_then(|mf| mf.load_ended_wall),
         log_during_load: log_during_load.as_deref(),
         client_warm_up,
+        tool: crate::load_tool::of(m.manifest, m.bench),
     });
     // A refused number in the result is always shown: it is the input's fault, not a
     // capture the folder never had.

@@ -26,6 +26,7 @@
 
 use crate::bench::Requests;
 use crate::engine::Engine;
+use crate::load_tool::LoadTool;
 use crate::num::{fixed, round_dp};
 use crate::plausible::{self, Implausible};
 use crate::series::{column, Field, Series};
@@ -58,6 +59,8 @@ pub struct WarmUpInputs<'a> {
     pub log_during_load: Option<&'a str>,
     /// The load tool ran a warm-up phase of its own (its `load.log` says so).
     pub client_warm_up: bool,
+    /// The load tool that ran: the hints name its own flags.
+    pub tool: LoadTool,
 }
 
 /// The first wave against the rest.
@@ -191,10 +194,15 @@ pub fn log_between(bytes: &[u8], from: u64, to: Option<u64>) -> String {
     String::from_utf8_lossy(&bytes[a..b]).into_owned()
 }
 
-/// How to keep warm-up out of the measurement, said once.
-const EXCLUDE: &str = "run a warm-up phase at the load's concurrency before measuring (vllm \
-                       bench serve --num-warmups N, N at least the concurrency); the recorder's \
-                       probe counts as one only if it reached the load's batch sizes";
+/// How to keep warm-up out of the measurement, with the tool's own flag.
+fn exclude(tool: &LoadTool) -> String {
+    format!(
+        "run a warm-up phase at the load's concurrency before measuring ({}, N at least the \
+         concurrency); the recorder's probe counts as one only if it reached the load's batch \
+         sizes",
+        tool.warm_up_hint()
+    )
+}
 
 /// T18 on a run.
 pub fn check(inputs: &WarmUpInputs<'_>) -> CheckResult {
@@ -268,9 +276,10 @@ pub fn check(inputs: &WarmUpInputs<'_>) -> CheckResult {
                 r.status = Status::Warn;
                 r.message = format!(
                     "{said}, while no request waited in the queue: about {} s of one-time \
-                     warm-up inside the measured window{}. To exclude it, {EXCLUDE}",
+                     warm-up inside the measured window{}. To exclude it, {}",
                     fixed(e.excess_s(), 2),
-                    logged()
+                    logged(),
+                    exclude(&inputs.tool)
                 );
             }
             Some(w) => {
@@ -292,8 +301,11 @@ pub fn check(inputs: &WarmUpInputs<'_>) -> CheckResult {
         }
         return r;
     }
-    let per_request = "the load tool's result has no per-request times to compare the first \
-                       requests with the rest (vllm bench serve saves them with --save-detailed)";
+    let per_request = format!(
+        "the load tool's result has no per-request times to compare the first requests with \
+         the rest ({})",
+        inputs.tool.per_request_hint()
+    );
     match lines.as_deref() {
         Some([first, ..]) if !inputs.client_warm_up => {
             r.status = Status::Warn;
@@ -301,9 +313,10 @@ pub fn check(inputs: &WarmUpInputs<'_>) -> CheckResult {
                 format!(
                 "the server logged {} line{} of compilation or graph capture while the load ran \
                  (\"{first}\"): one-time warm-up inside the measured window. To exclude it, \
-                 {EXCLUDE}",
+                 {}",
                 lines.as_ref().map_or(0, Vec::len),
-                if lines.as_ref().is_some_and(|l| l.len() == 1) { "" } else { "s" }
+                if lines.as_ref().is_some_and(|l| l.len() == 1) { "" } else { "s" },
+                exclude(&inputs.tool)
             );
         }
         Some([_, ..]) => {
@@ -381,6 +394,7 @@ mod tests {
             load_ended_wall: Some(1009.0),
             log_during_load: None,
             client_warm_up: false,
+            tool: LoadTool::Unknown,
         }
     }
 
