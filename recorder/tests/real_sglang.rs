@@ -131,9 +131,9 @@ fn assert_clean_stop(run: &Path, a: &Analysis) {
     assert_eq!(left_of(run), [], "left running");
 }
 
-/// A pool that holds the load (4,096 tokens for 4 requests of 188 at once) and one that
-/// does not (600 tokens for 8): the first passes T1, T8, T15; the second runs 3 at once
-/// and queues the rest (T8 fails; no retraction with `--ignore-eos`, so T1 passes), and
+/// A pool that holds the load (4,096 tokens for 4 requests of 188 at once, 8 in all) and
+/// one that does not (600 tokens for 8 at once): the first passes T1, T8, T15; the second
+/// runs 3 at once and queues the rest (T8 fails; no retraction with `--ignore-eos`, so T1 passes), and
 /// the report names the pool as the limit. Both use SGLang's own load tool, whose name
 /// T18's hint gives; the first starts without `--disable-cuda-graph`, the second with it.
 #[test]
@@ -154,7 +154,7 @@ fn a_pool_that_fits_and_one_that_queues() {
             port,
             "--max-total-tokens 4096 --max-running-requests 8",
         ),
-        &bench(&base, &model, SHAPE, 16, 4, true),
+        &bench(&base, &model, SHAPE, 8, 4, true),
     );
     let run = w.dir.join("sglang-fits");
     assert_eq!(code, Some(0), "{out}");
@@ -165,7 +165,7 @@ fn a_pool_that_fits_and_one_that_queues() {
         assert_eq!(status(&v, id), "pass", "{id}: {:?}", check(&a, id));
     }
     assert_eq!(evidence_f64(&a, "T8", "requested"), Some(4.0));
-    assert_eq!(evidence_f64(&a, "T15", "client_completed"), Some(16.0));
+    assert_eq!(evidence_f64(&a, "T15", "client_completed"), Some(8.0));
     assert_cpu_facts(&a, 4096, 8);
     assert_clean_stop(&run, &a);
     let t18 = check(&a, "T18");
@@ -184,7 +184,7 @@ fn a_pool_that_fits_and_one_that_queues() {
             port,
             "--disable-cuda-graph --max-total-tokens 600 --max-running-requests 8",
         ),
-        &bench(&base, &model, SHAPE, 16, 8, true),
+        &bench(&base, &model, SHAPE, 8, 8, true),
     );
     let run = w.dir.join("sglang-small-pool");
     assert_eq!(code, Some(0), "{out}");
@@ -466,10 +466,11 @@ fn ctrl_c_during_the_load_then_teardown() {
     for id in ["T7", "T12"] {
         assert_eq!(status(&v, id), "pass", "{id}: {:?}", check(&a, id));
     }
-    // Interrupted by the user: that is the outcome's only fault, not a server that died.
+    // Interrupted by the user (the load tool, slow to end on SIGINT, may be stopped with
+    // SIGTERM after it): no fault of the server's.
     let broke = broke(&a);
-    assert_eq!(broke.len(), 1, "{broke:?}");
     assert!(broke[0].contains("interrupted"), "{broke:?}");
+    assert!(broke.iter().all(|b| !b.contains("server")), "{broke:?}");
 }
 
 /// `vllm bench serve` against SGLang's OpenAI-compatible endpoint, the one load tool a
@@ -500,7 +501,7 @@ fn vllm_bench_serve_against_sglangs_openai_endpoint() {
             port,
             "--disable-cuda-graph --max-total-tokens 4096 --max-running-requests 8",
         ),
-        &vllm_bench(&base, &model, 16, 8),
+        &vllm_bench(&base, &model, 8, 8),
     );
     let run = w.dir.join(case);
     assert_eq!(code, Some(0), "{out}");
@@ -516,7 +517,7 @@ fn vllm_bench_serve_against_sglangs_openai_endpoint() {
     for id in ["T1", "T8", "T15", "T12", "T7"] {
         assert_eq!(status(&v, id), "pass", "{id}: {:?}", check(&a, id));
     }
-    assert_eq!(evidence_f64(&a, "T15", "client_completed"), Some(16.0));
+    assert_eq!(evidence_f64(&a, "T15", "client_completed"), Some(8.0));
     assert_cpu_facts(&a, 4096, 8);
     assert_clean_stop(&run, &a);
     let t18 = check(&a, "T18");

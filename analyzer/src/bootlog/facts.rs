@@ -314,7 +314,9 @@ impl FactsScan {
                 _ => {}
             },
             FieldValue::ModelLoad { gib, seconds } => {
-                f.model_load_gib = Some(gib);
+                // A negative size is a measurement of free memory that moved (SGLang on
+                // the CPU), not the weights' size: unknown.
+                f.model_load_gib = Some(gib).filter(|g| *g >= 0.0);
                 f.model_load_s = Some(seconds);
             }
             FieldValue::MemorySplit {

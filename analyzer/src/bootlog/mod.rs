@@ -8,7 +8,8 @@
 //! a `value`; Python literals in `pylit`, stamps and counts in `stamps` and `counts`);
 //! `derive` computes the settings and derived facts;
 //! `classify` is the failure classifier; `checks` gives T5/T6/T7/T12, `compare` T4/T11;
-//! `record` writes the facts record; `labels` names logs given together.
+//! `record` writes the facts record; `labels` names logs given together; `digest` groups
+//! SGLang's settings for people.
 
 mod anchors;
 mod checks;
@@ -16,6 +17,7 @@ mod classify;
 mod compare;
 mod counts;
 mod derive;
+pub mod digest;
 mod facts;
 mod fields;
 mod jsoneq;
@@ -190,6 +192,14 @@ impl BootFacts {
             }),
             _ => None,
         }
+    }
+    /// SGLang's settings grouped for people (`boot-facts`): none for another engine or
+    /// without its `server_args` line.
+    pub fn settings_digest(&self) -> Option<digest::SettingsDigest> {
+        if self.engine != Some(Engine::Sglang) {
+            return None;
+        }
+        digest::sglang(self.server_args.as_ref()?)
     }
     /// The untested-version note of §2.10, when the version is not a tested series.
     pub fn untested_version_note(&self) -> Option<String> {

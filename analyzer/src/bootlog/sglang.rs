@@ -66,14 +66,16 @@ pub(crate) fn post_capture_pool(line: &str) -> Option<FieldValue> {
 }
 
 rule!(
+    /// On the CPU the usage is a difference of free host memory, which other processes
+    /// move: 0.5.23 printed `mem usage=-0.02 GB` for a tiny model.
     MODEL_LOAD = r"(?s)Load weight end\. elapsed=",
     decimal!(),
     " s,.*?mem usage=",
-    decimal!(),
+    r"(-?[0-9.]+)",
     " GB"
 );
 
-/// `Load weight end. elapsed=S s,` … `mem usage=G GB`.
+/// `Load weight end. elapsed=S s,` … `mem usage=G GB` (G kept as printed, a sign too).
 pub(crate) fn model_load(line: &str) -> Option<FieldValue> {
     let [seconds, gib] = groups(&MODEL_LOAD, line)?;
     Some(FieldValue::ModelLoad {
@@ -224,6 +226,15 @@ mod tests {
             Some(FieldValue::ModelLoad {
                 gib: 15.28,
                 seconds: 20.69
+            })
+        );
+        // A real 0.5.23 start on the CPU: the weights' size is noise there.
+        let l = format!("{P}Load weight end. elapsed=0.13 s, type=LlamaForCausalLM, avail mem=19.91 GB, mem usage=-0.02 GB.");
+        assert_eq!(
+            model_load(&l),
+            Some(FieldValue::ModelLoad {
+                gib: -0.02,
+                seconds: 0.13
             })
         );
         let l = format!("{P}Capture target prefill CUDA graph end. elapsed=23.90 s, mem usage=0.83 GB, avail mem=1.19 GB.");
