@@ -25,7 +25,9 @@ use crate::text::{decode_lossy, PieceLines};
 pub use crate::docs::Row;
 pub use rows::{present, Field, Rows};
 
+pub mod align;
 mod rows;
+pub mod window;
 
 /// A whole series file.
 #[derive(Debug, Clone, Default, PartialEq)]

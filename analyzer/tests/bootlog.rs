@@ -7,8 +7,9 @@ mod common;
 use analyzer::rules::Tripwire;
 use std::path::Path;
 
-use analyzer::bootlog::{check_logs, classify, read_facts, read_logs, BootFacts, BootLog};
+use analyzer::bootlog::{classify, read_facts, read_logs, BootFacts, BootLog};
 use analyzer::json::{parse, Json};
+use analyzer::rules::runner::check_logs;
 use analyzer::rules::verdict::{exit_status, CheckResult};
 
 fn logs(dir: &Path, rels: &[&str]) -> Vec<BootLog> {

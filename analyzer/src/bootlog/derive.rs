@@ -252,7 +252,7 @@ mod tests {
         assert_eq!(f.untested_version_note(), None);
         let asked = cpu_log("'attention_backend': 'FLASH_ATTN'");
         let logs = crate::bootlog::read_logs(&[("boot.log".into(), asked)], None);
-        let t6 = crate::bootlog::check_logs(&logs, false)
+        let t6 = crate::rules::runner::check_logs(&logs, false)
             .into_iter()
             .find(|r| r.id() == "T6")
             .unwrap();
@@ -292,7 +292,7 @@ mod tests {
             )
         };
         let ids = |logs| -> Vec<(String, String)> {
-            crate::bootlog::check_logs(logs, false)
+            crate::rules::runner::check_logs(logs, false)
                 .into_iter()
                 .filter(|r| ["T4", "T11"].contains(&r.id().as_str()))
                 .map(|r| (r.id(), r.status.as_str().to_string()))
@@ -302,7 +302,7 @@ mod tests {
             "'num_gpu_blocks_override': 12",
             "'num_gpu_blocks_override': 16",
         );
-        let results = crate::bootlog::check_logs(&logs, false);
+        let results = crate::rules::runner::check_logs(&logs, false);
         let t11 = results.iter().find(|r| r.id() == "T11").unwrap();
         assert_eq!(t11.status, crate::rules::verdict::Status::Pass);
         assert_eq!(
@@ -318,7 +318,7 @@ mod tests {
             "'num_gpu_blocks_override': 12",
             "'num_gpu_blocks_override': 12",
         );
-        let same = crate::bootlog::check_logs(&logs, false);
+        let same = crate::rules::runner::check_logs(&logs, false);
         assert!(same.iter().all(|r| r.evidence(POOL_OVERRIDE).is_none()));
         assert_eq!(ids(&logs).len(), 2);
     }

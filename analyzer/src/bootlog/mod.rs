@@ -1,5 +1,5 @@
-//! Boot logs: the facts of each start (bootlog.md §1–2), the failure classifier (§5),
-//! the per-log tripwires T5, T6, T7, T12 and the comparison of starts T4, T11.
+//! Boot logs: the facts of each start, the failure classifier, and which starts share
+//! their settings (the rules that judge them are in `rules/`: T4–T7, T11, T12).
 //!
 //! The public types and functions below are the contract the rest of the analyzer uses.
 //! The work is split by job: `scan` walks the lines once (`lines` prepares each line,
@@ -7,18 +7,17 @@
 //! (value rules in `vllm`, `sglang`, `trtllm`, written with the patterns of `pat`, giving
 //! a `value`; Python literals in `pylit`, stamps and counts in `stamps` and `counts`);
 //! `derive` computes the settings and derived facts;
-//! `classify` is the failure classifier; `checks` gives T5/T6/T7/T12, `compare` T4/T11;
+//! `classify` is the failure classifier; `compare` groups starts with the same settings;
 //! `record` writes the facts record; `labels` names logs given together.
 
 mod anchors;
-mod checks;
 mod classify;
 mod compare;
 mod counts;
-mod derive;
+pub(crate) mod derive;
 mod facts;
 mod fields;
-mod jsoneq;
+pub(crate) mod jsoneq;
 mod labels;
 mod lines;
 mod pat;
@@ -31,9 +30,10 @@ mod trtllm;
 mod value;
 mod vllm;
 
+pub use compare::groups;
+
 use crate::engine::{engine_from_log, Engine};
 use crate::json::Json;
-use crate::rules::verdict::CheckResult;
 
 /// One unparsed line: an anchor was present but the value did not parse.
 #[derive(Debug, Clone, PartialEq)]
@@ -289,36 +289,4 @@ pub fn read_logs(logs: &[(String, String)], named: Option<Engine>) -> Vec<BootLo
             }
         })
         .collect()
-}
-
-/// Per-log results in the order of §9 (classifier T12/T7, admission T7 pass, T5, T6,
-/// and with `with_unparsed` the extra T12 unknown), each prefixed and sourced by the
-/// log's label when there are several logs; then T4 results, then T11 results.
-///
-/// Every per-log result names its log in `source` (formats.md §8.1), a single log too;
-/// only the message prefix is kept for several logs.
-pub fn check_logs(logs: &[BootLog], with_unparsed: bool) -> Vec<CheckResult> {
-    let several = logs.len() > 1;
-    let mut out = Vec::new();
-    for log in logs {
-        let mut results = checks::classifier_results(log);
-        results.push(checks::t5(&log.facts));
-        results.push(checks::t6(&log.facts));
-        if with_unparsed {
-            results.extend(checks::unparsed(&log.facts));
-        }
-        for mut r in results {
-            if several {
-                r.message = format!("{}: {}", log.label, r.message);
-            }
-            r.source = Some(log.label.clone());
-            out.push(r);
-        }
-    }
-    if several {
-        let (groups, not_compared) = compare::groups(logs);
-        out.extend(groups.iter().map(|g| compare::t4(logs, g, &not_compared)));
-        out.extend(groups.iter().map(|g| compare::t11(logs, g, &not_compared)));
-    }
-    out
 }
