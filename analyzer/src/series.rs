@@ -1,4 +1,4 @@
-//! Gauge series files (`*.series.jsonl`, formats.md §3): a header line, then one sample
+//! Gauge series files (`*.series.jsonl`, docs/run-folder.md#series): a header line, then one sample
 //! per line. Read line by line in one pass; a damaged line is skipped and counted.
 //! `SeriesReader` takes the file in pieces as they arrive (and joins two halves read
 //! apart), so a front end can stream a week's recording from disk: only its rows are
@@ -80,7 +80,7 @@ impl Series {
             });
     }
 
-    /// The note for skipped lines, when any (formats.md §3.3).
+    /// The note for skipped lines, when any: the file, the first one and how many.
     pub fn skip_note(&self, file: &str) -> Option<String> {
         self.first_skipped_line
             .map(|l| format!("{file}:{l}: {} lines skipped", self.skipped))

@@ -1,4 +1,4 @@
-//! Load-tool result files (formats.md §6): vLLM's and TensorRT-LLM's JSON object, SGLang's
+//! Load-tool result files (docs/run-folder.md#load-results): vLLM's and TensorRT-LLM's JSON object, SGLang's
 //! JSON Lines, GuideLLM's `benchmarks.json` and AIPerf's `profile_export_aiperf.json`
 //! (recognised by their shape); and the untimed requests a client leaves out, counted from
 //! `load.log`.
@@ -325,7 +325,7 @@ fn from_phases(tool: String, phases: Vec<Phase>, implausible: Vec<Implausible>) 
     }
 }
 
-/// Requests the client sent but left out of its result (formats.md §6.4): 1 for each
+/// Requests the client sent but left out of its result (docs/run-folder.md#load-log): 1 for each
 /// initial test run (one per `vllm bench serve` of several load commands), plus N from the
 /// first "Warming up with N requests" and from the first "Warmup completed with N
 /// sequences".

@@ -1,4 +1,4 @@
-//! "The eighteen tripwires" (report.md §8): the catalogue, folded, with the run's engine's
+//! "The eighteen tripwires": the catalogue, folded, with the run's engine's
 //! notes.
 
 use analyzer::catalog;
