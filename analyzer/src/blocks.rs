@@ -1,5 +1,5 @@
-//! Reading the KV gauge in blocks (docs/run-folder.md#kv-blocks): the gauge's denominator inferred from
-//! its readings, and how many requests of one sample's size fit.
+//! Reading the KV gauge in blocks (docs/run-folder.md#kv-blocks): the gauge's denominator
+//! inferred from its readings, and how many requests of one sample's size fit.
 
 /// The largest denominator considered (and so the largest block count inferred).
 pub const MAX_DEN: u128 = 65_536;

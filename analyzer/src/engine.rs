@@ -1,5 +1,6 @@
 //! The three serving engines: names, metric names, quirks, and how to tell them apart
-//! (docs/run-folder.md#engines). This is the one table every other part reads metric names from.
+//! (docs/run-folder.md#engines). This is the one table every other part reads metric
+//! names from.
 
 /// A serving engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -282,8 +283,8 @@ impl Engine {
         Engine::ALL.into_iter().find(|e| e.key() == key)
     }
 
-    /// Parses a user-given engine name (`--engine`, `INFERLINT_ENGINE`): a key or display name,
-    /// trimmed, case-insensitive.
+    /// Parses a user-given engine name (`--engine`, `INFERLINT_ENGINE`): a key or display
+    /// name, trimmed, case-insensitive.
     pub fn parse_name(name: &str) -> Option<Engine> {
         match name.trim().to_ascii_lowercase().as_str() {
             "vllm" => Some(Engine::Vllm),

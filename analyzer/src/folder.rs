@@ -1,6 +1,6 @@
-//! The run folder's files by role (docs/run-folder.md#discovery): which file name plays which part.
-//! Pure name matching, so the terminal and the browser find the same files. The names
-//! themselves are the documents' (`docs`).
+//! The run folder's files by role (docs/run-folder.md#discovery): which file name plays
+//! which part. Pure name matching, so the terminal and the browser find the same files.
+//! The names themselves are the documents' (`docs`).
 
 use crate::docs::{
     AFTER_SNAPSHOT, AIPERF_RESULT, AIPERF_SERVER_METRICS, AIPERF_SERVER_METRICS_PREFIXED,

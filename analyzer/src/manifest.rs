@@ -1,7 +1,7 @@
 //! The facts the analyzer takes from the recorder's `manifest.json` (the document is
-//! `docs::Manifest`, docs/run-folder.md#manifest): the report title, the server version, the
-//! requested concurrency, whether `load.log` counts, how far the run got, and when the
-//! load ran (its wall times and the boot log's length at its start and end, for T18).
+//! `docs::Manifest`, docs/run-folder.md#manifest): the report title, the server version,
+//! the requested concurrency, whether `load.log` counts, how far the run got, and when
+//! the load ran (its wall times and the boot log's length at its start and end, for T18).
 
 use crate::docs;
 use crate::input::InputError;

@@ -1,6 +1,6 @@
-//! The two clocks every timed reading stores (docs/run-folder.md#clocks): the wall clock, and the raw
-//! `CLOCK_MONOTONIC` in nanoseconds, which is comparable between separate processes of one
-//! host boot (a process-relative `Instant` would not be).
+//! The two clocks every timed reading stores (docs/run-folder.md#clocks): the wall clock,
+//! and the raw `CLOCK_MONOTONIC` in nanoseconds, which is comparable between separate
+//! processes of one host boot (a process-relative `Instant` would not be).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -1,6 +1,6 @@
-//! The live probe (T7, docs/tripwires.md#t7): one request, then a burst all in flight together,
-//! then a health check. It stores every reply and the outcome the analyzer's shared rule
-//! gives on those replies, so the stored outcome always equals the rule.
+//! The live probe (T7, docs/tripwires.md#t7): one request, then a burst all in flight
+//! together, then a health check. It stores every reply and the outcome the analyzer's
+//! shared rule gives on those replies, so the stored outcome always equals the rule.
 
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -121,8 +121,8 @@ fn health(base: &str) -> bool {
     http::healthy(&format!("{base}/health"), Duration::from_secs(10))
 }
 
-/// Runs the probe and returns `probe.json` (docs/run-folder.md#probe) with the outcome T7's rule
-/// gives on its replies.
+/// Runs the probe and returns `probe.json` (docs/run-folder.md#probe) with the outcome
+/// T7's rule gives on its replies.
 pub fn run(base: &str, opts: &ProbeOptions) -> Probe {
     let base = base.trim_end_matches('/').to_string();
     let started = clock::wall();

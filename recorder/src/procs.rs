@@ -1,6 +1,7 @@
-//! Processes from `/proc` (T3's rule, docs/tripwires.md#t3): reading a table under any root (a synthetic
-//! one in tests), telling inference servers from bystanders by the structure of their
-//! argument vectors (never by substrings of whole command lines), and ownership.
+//! Processes from `/proc` (T3's rule, docs/tripwires.md#t3): reading a table under any
+//! root (a synthetic one in tests), telling inference servers from bystanders by the
+//! structure of their argument vectors (never by substrings of whole command lines), and
+//! ownership.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
-//! Stopping servers (T3's rule, docs/tripwires.md#t3): SIGTERM, a bounded wait, SIGKILL, each signal
-//! recorded; then the clear-card rule. The world (processes, signals, clock, card) is a
-//! trait so the signalling is tested with a fake kill and clock, and runs live on /proc.
+//! Stopping servers (T3's rule, docs/tripwires.md#t3): SIGTERM, a bounded wait, SIGKILL,
+//! each signal recorded; then the clear-card rule. The world (processes, signals, clock,
+//! card) is a trait so the signalling is tested with a fake kill and clock, and runs live
+//! on /proc.
 
 use std::collections::HashSet;
 use std::time::Duration;

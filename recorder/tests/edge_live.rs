@@ -1,6 +1,7 @@
-//! The edges of `record` on live simulated servers: a second signal during the stop, a foreign listener during the boot wait (T13), a
-//! foreign server left alone by the final sweep, the recorder killed outright (the
-//! parent-death signal, then `teardown --run`), and `--json` keeping stdout for the Report.
+//! The edges of `record` on live simulated servers: a second signal during the stop, a
+//! foreign listener during the boot wait (T13), a foreign server left alone by the final
+//! sweep, the recorder killed outright (the parent-death signal, then `teardown --run`),
+//! and `--json` keeping stdout for the Report.
 
 mod common;
 use common::*;

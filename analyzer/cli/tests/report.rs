@@ -440,7 +440,8 @@ fn chart_data_matches_the_inputs() {
 }
 
 /// Every report's JSON carries each section, keys in the documented order
-/// (docs/run-folder.md#results-json), every result as a result object is shaped, and nothing in it is NaN by accident.
+/// (docs/run-folder.md#results-json), every result as a result object is shaped, and
+/// nothing in it is NaN by accident.
 #[test]
 fn every_folder_has_a_complete_json_report() {
     let Some(root) = common::recorded() else {

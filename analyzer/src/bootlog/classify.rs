@@ -55,7 +55,8 @@ pub(crate) struct Classifier<'t> {
     overflow: usize,
     first_rejection: Option<usize>,
     recent: VecDeque<Cow<'t, str>>,
-    /// The anchors some rule of `match_rules` needs: a line with none of them is not considered.
+    /// The anchors some rule of `match_rules` needs: a line with none of them is not
+    /// considered.
     rule_anchors: AnchorSet,
 }
 

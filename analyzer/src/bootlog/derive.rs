@@ -153,10 +153,10 @@ fn cpu_backend(f: &mut BootFacts, x: &Extras) {
 /// The CPU platform's attention backend for models that are not MLA.
 pub(crate) const CPU_ATTN: &str = "CPU_ATTN";
 
-/// vLLM's flag that sets the pool's block count. Like TensorRT-LLM's pool values (`trtllm.rs`) it
-/// is not part of a start's identity: starts that differ only in it are compared, and
-/// T4/T11 report the pools it set and the memory beside them (a departure: the
-/// reference compares the whole dict, so such starts got no T4/T11 at all).
+/// vLLM's flag that sets the pool's block count. Like TensorRT-LLM's pool values
+/// (`trtllm.rs`) it is not part of a start's identity: starts that differ only in it are
+/// compared, and T4/T11 report the pools it set and the memory beside them (a departure:
+/// the reference compares the whole dict, so such starts got no T4/T11 at all).
 pub(crate) const POOL_OVERRIDE: &str = "num_gpu_blocks_override";
 
 /// A dict without the given keys (any other value as it is).

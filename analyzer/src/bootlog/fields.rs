@@ -1,5 +1,6 @@
-//! The field table (docs/run-folder.md#boot-log): each field's anchor, value rule and repeat
-//! policy, in the order the tables give (which is the order fields are tried on a line).
+//! The field table (docs/run-folder.md#boot-log): each field's anchor, value rule and
+//! repeat policy, in the order the tables give (which is the order fields are tried on a
+//! line).
 
 use super::anchors::{Anchor, AnchorSet};
 use super::value::FieldValue;

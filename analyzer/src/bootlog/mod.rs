@@ -1,5 +1,6 @@
-//! Boot logs (docs/run-folder.md#boot-log): the facts of each start, the failure classifier,
-//! the per-log tripwires T5, T6, T7, T12 and the comparison of starts T4, T11.
+//! Boot logs (docs/run-folder.md#boot-log): the facts of each start, the failure
+//! classifier, the per-log tripwires T5, T6, T7, T12 and the comparison of starts T4,
+//! T11.
 //!
 //! The public types and functions below are the contract the rest of the analyzer uses.
 //! The work is split by job: `scan` walks the lines once (`lines` prepares each line,
@@ -296,8 +297,8 @@ pub fn read_logs(logs: &[(String, String)], named: Option<Engine>) -> Vec<BootLo
 /// and with `with_unparsed` the extra T12 unknown), each prefixed and sourced by the
 /// log's label when there are several logs; then T4 results, then T11 results.
 ///
-/// Every per-log result names its log in `source` (docs/run-folder.md#result-object), a single log too;
-/// only the message prefix is kept for several logs.
+/// Every per-log result names its log in `source` (docs/run-folder.md#result-object), a
+/// single log too; only the message prefix is kept for several logs.
 pub fn check_logs(logs: &[BootLog], with_unparsed: bool) -> Vec<CheckResult> {
     let several = logs.len() > 1;
     let mut out = Vec::new();

@@ -1,5 +1,6 @@
-//! The facts record (`boot-facts --json`, the Report's `facts`; docs/run-folder.md#boot-log):
-//! a boot log's facts are written as this record, keys in a fixed order.
+//! The facts record (`boot-facts --json`, the Report's `facts`;
+//! docs/run-folder.md#boot-log): a boot log's facts are written as this record, keys in a
+//! fixed order.
 
 use serde::{Serialize, Serializer};
 

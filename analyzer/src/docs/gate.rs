@@ -1,7 +1,7 @@
-//! `gate.json` (`inferlint.gate/1`, docs/run-folder.md#gate): the clear-card readings before a
-//! server is started (`record --serve`, `gpu-inspect -o`), and the parts it shares with
-//! `teardown.json` and the manifest: a reading, a server process, a card's facts.
-//! The rule that judges the readings is T2's (`checks::t02_orphaned_engine`).
+//! `gate.json` (`inferlint.gate/1`, docs/run-folder.md#gate): the clear-card readings
+//! before a server is started (`record --serve`, `gpu-inspect -o`), and the parts it
+//! shares with `teardown.json` and the manifest: a reading, a server process, a card's
+//! facts. The rule that judges the readings is T2's (`checks::t02_orphaned_engine`).
 
 use serde::{Deserialize, Serialize};
 
@@ -37,8 +37,8 @@ impl From<Reading> for (f64, Option<i64>, u32) {
     }
 }
 
-/// A live server process (as `recorder/src/procs.rs` recognises one): `gate.json`'s `servers`, `teardown.json`'s
-/// `left_alone`.
+/// A live server process (as `recorder/src/procs.rs` recognises one): `gate.json`'s
+/// `servers`, `teardown.json`'s `left_alone`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerProcess {
     pub pid: i32,

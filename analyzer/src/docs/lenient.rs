@@ -1,5 +1,6 @@
-//! Field readers for the places documents are read leniently (`#[serde(deserialize_with)]`):
-//! a clock written as a float, a series header field of the wrong type.
+//! Field readers for the places documents are read leniently
+//! (`#[serde(deserialize_with)]`): a clock written as a float, a series header field of
+//! the wrong type.
 
 use serde::de::{DeserializeOwned, Error};
 use serde::{Deserialize, Deserializer};

@@ -1,7 +1,7 @@
-//! `manifest.json` (`inferlint.run/1`, docs/run-folder.md#manifest): how far a recorded run got, its
-//! commands, engine, address, server version, requested concurrency and load client.
-//! Written at the first step and rewritten as the run goes; every key is optional when
-//! read, so a manifest cut short (or from an older recorder) still reads.
+//! `manifest.json` (`inferlint.run/1`, docs/run-folder.md#manifest): how far a recorded
+//! run got, its commands, engine, address, server version, requested concurrency and load
+//! client. Written at the first step and rewritten as the run goes; every key is optional
+//! when read, so a manifest cut short (or from an older recorder) still reads.
 
 use serde::{Deserialize, Serialize};
 
@@ -38,7 +38,8 @@ pub enum Exit {
 }
 
 keywords! {
-    /// Whether the listening socket was proven to be the launched server's (T13, docs/tripwires.md#t13).
+    /// Whether the listening socket was proven to be the launched server's (T13,
+    /// docs/tripwires.md#t13).
     pub enum Ownership {
         Verified = "verified",
         Unverified = "unverified",
@@ -107,7 +108,8 @@ pub struct Load {
     pub argv_given: Vec<String>,
     /// The vector run: the given one plus the save flags appended.
     pub argv_run: Vec<String>,
-    /// None: no recognised client, so `load.log` is not counted (docs/run-folder.md#load-log).
+    /// None: no recognised client, so `load.log` is not counted
+    /// (docs/run-folder.md#load-log).
     pub client: Option<Client>,
     pub appended: Vec<String>,
     pub exit: Option<i32>,

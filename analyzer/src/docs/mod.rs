@@ -101,7 +101,8 @@ pub const GATE: &str = "gate.json";
 pub const PROBE: &str = "probe.json";
 pub const TEARDOWN: &str = "teardown.json";
 pub const PROCESSES: &str = "processes.json";
-/// The Report `inferlint analyze` writes (docs/run-folder.md#results-json); never read back.
+/// The Report `inferlint analyze` writes (docs/run-folder.md#results-json); never read
+/// back.
 pub const RESULTS: &str = "results.json";
 /// The human report `inferlint analyze` writes (docs/run-folder.md#report-html).
 pub const REPORT: &str = "report.html";

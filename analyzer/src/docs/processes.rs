@@ -1,6 +1,6 @@
-//! `processes.json` (`inferlint.processes/1`, docs/run-folder.md#processes): the launched server's
-//! process tree at readiness and at the stop. No check reads it; `teardown --run DIR` uses
-//! it to recognise the run's processes.
+//! `processes.json` (`inferlint.processes/1`, docs/run-folder.md#processes): the launched
+//! server's process tree at readiness and at the stop. No check reads it; `teardown --run
+//! DIR` uses it to recognise the run's processes.
 
 use serde::{Deserialize, Serialize};
 

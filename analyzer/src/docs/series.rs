@@ -1,6 +1,7 @@
-//! A series file's lines (`inferlint.series/1`, docs/run-folder.md#series): the header and one sample
-//! row per reading. The row's field names are the column names, declared once here and
-//! shared by the analyzer's reader (its fast path included) and the recorder's writer.
+//! A series file's lines (`inferlint.series/1`, docs/run-folder.md#series): the header
+//! and one sample row per reading. The row's field names are the column names, declared
+//! once here and shared by the analyzer's reader (its fast path included) and the
+//! recorder's writer.
 
 use serde::{Deserialize, Serialize, Serializer};
 

@@ -1,10 +1,11 @@
 //! A small JSON value type with a lenient reader and an ordered writer.
 //!
 //! Why a reader of our own: the files we read are written by Python's `json`, which emits
-//! the bare tokens `NaN`, `Infinity` and `-Infinity` (docs/run-folder.md#reading); serde_json refuses
-//! them. Typed documents are read by parsing leniently into [`Json`] and deserializing
-//! from it with serde ([`from_json`]); everything we write goes through serde_json with
-//! Python's separators and float spelling ([`PyFormatter`]). Objects keep their key order.
+//! the bare tokens `NaN`, `Infinity` and `-Infinity` (docs/run-folder.md#reading);
+//! serde_json refuses them. Typed documents are read by parsing leniently into [`Json`]
+//! and deserializing from it with serde ([`from_json`]); everything we write goes through
+//! serde_json with Python's separators and float spelling ([`PyFormatter`]). Objects keep
+//! their key order.
 
 mod de;
 mod write;
@@ -63,7 +64,8 @@ impl Json {
         }
     }
 
-    /// A JSON number truncated toward zero (how a load tool's counts are read). Non-finite floats give none.
+    /// A JSON number truncated toward zero (how a load tool's counts are read).
+    /// Non-finite floats give none.
     pub fn as_i64_trunc(&self) -> Option<i64> {
         match self {
             Json::Int(i) => Some(*i),

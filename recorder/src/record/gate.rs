@@ -1,6 +1,7 @@
-//! Steps 4 and 5, serve mode (docs/tripwires.md#t2, docs/tripwires.md#t13): the GPU gate (T2 before a start:
-//! the clear-card rule over 10 s, counting every engine's servers, into `gate.json`) and
-//! the free port (whatever listens there would be taken for the new server).
+//! Steps 4 and 5, serve mode (docs/tripwires.md#t2, docs/tripwires.md#t13): the GPU gate
+//! (T2 before a start: the clear-card rule over 10 s, counting every engine's servers,
+//! into `gate.json`) and the free port (whatever listens there would be taken for the new
+//! server).
 
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
