@@ -3,7 +3,6 @@
 
 use crate::bench::{untimed_requests, AiperfServer, BenchResult};
 use crate::bootlog::{self, BootLog};
-use crate::checks;
 use crate::counters::Pair;
 use crate::docs::{self, Gate, Probe, Teardown};
 use crate::engine::{engine_from_log, Engine};
@@ -12,10 +11,12 @@ use crate::input::InputError;
 use crate::manifest::Manifest;
 use crate::plausible::Implausible;
 use crate::report::Report;
+use crate::rules;
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 use crate::series::Series;
 use crate::snapshot::Snapshot;
 use crate::text::decode_lossy;
-use crate::verdict::{CheckResult, Status};
 
 // The input types live in their own leaf module; callers name them from here too.
 pub use crate::inputs::{BenchInput, InputFile, NamedEngine, Options, RunInput};
@@ -55,7 +56,7 @@ impl Analysis {
             .banner
             .as_ref()
             .is_some_and(|b| !b.what_broke.is_empty());
-        crate::verdict::exit_status(
+        crate::rules::verdict::exit_status(
             &self.report.all_checks(),
             strict,
             broken || !self.errors.is_empty(),
@@ -291,13 +292,17 @@ pub fn analyze_with_series(
 
     let mut results: Vec<CheckResult> = bootlog::check_logs(&logs, false);
     for e in &log_errors {
-        for t in [12, 5, 6] {
+        for t in [
+            Tripwire::UnexplainedFailure,
+            Tripwire::LargeKvBlocks,
+            Tripwire::BackendIgnored,
+        ] {
             results.push(unknown_for(t, e));
         }
     }
 
     // How the recording ended: a broken run says so and never passes as whole.
-    let outcome = checks::run_outcome::read(&checks::run_outcome::Evidence {
+    let outcome = rules::outcome::read(&rules::outcome::Evidence {
         manifest: p.manifest.as_ref(),
         teardown: p.teardown.as_ref().and_then(|r| r.as_ref().ok()),
         bench,
@@ -307,24 +312,24 @@ pub fn analyze_with_series(
 
     // T2 from teardown.json, else gate.json; then the probe's T7.
     match (&p.teardown, &p.gate) {
-        (Some(Ok(doc)), _) => results.push(checks::t02_orphaned_engine::from_teardown(doc)),
-        (Some(Err(e)), _) => results.push(unknown_for(2, e)),
-        (None, _) if outcome.no_teardown => results.push(checks::t02_orphaned_engine::no_teardown(
+        (Some(Ok(doc)), _) => results.push(rules::t02_orphaned_engine::from_teardown(doc)),
+        (Some(Err(e)), _) => results.push(unknown_for(Tripwire::OrphanedEngine, e)),
+        (None, _) if outcome.no_teardown => results.push(rules::t02_orphaned_engine::no_teardown(
             outcome.recorder_died,
         )),
-        (None, Some(Ok(doc))) => results.push(checks::t02_orphaned_engine::from_gate(doc)),
-        (None, Some(Err(e))) => results.push(unknown_for(2, e)),
+        (None, Some(Ok(doc))) => results.push(rules::t02_orphaned_engine::from_gate(doc)),
+        (None, Some(Err(e))) => results.push(unknown_for(Tripwire::OrphanedEngine, e)),
         (None, None) => {}
     }
     let probe_t7 = match &p.probe {
-        Some(Ok(doc)) => Some(checks::t07_probe::from_document(doc)),
-        Some(Err(e)) => Some(unknown_for(7, e)),
+        Some(Ok(doc)) => Some(rules::t07_crash_after_ready::from_document(doc)),
+        Some(Err(e)) => Some(unknown_for(Tripwire::CrashAfterReady, e)),
         None => None,
     };
     // A server that died on its own is the run's one T7, whatever came before.
     match outcome.t7_death(&logs, probe_t7.as_ref()) {
         Some(death) => {
-            results.retain(|r| r.tripwire != 7);
+            results.retain(|r| r.tripwire != Tripwire::CrashAfterReady);
             results.push(death);
         }
         None => results.extend(probe_t7),
@@ -340,7 +345,7 @@ pub fn analyze_with_series(
     };
 
     // A server down before the load: T8 and T15 say so instead of judging the load.
-    let down = checks::server_down::before_load(p.probe.as_ref().and_then(|r| r.as_ref().ok()));
+    let down = rules::server_down::before_load(p.probe.as_ref().and_then(|r| r.as_ref().ok()));
 
     // A load ran unless the recorder says none was given: then T8 and T15 are never left
     // out (load_figures.rs).
@@ -349,14 +354,14 @@ pub fn analyze_with_series(
     // T15
     if let Some(d) = &down {
         if input.bench.is_some() || p.manifest.as_ref().is_some_and(|m| m.load_given) {
-            results.push(checks::t15_client_server::server_down(d));
+            results.push(rules::t15_client_server_mismatch::server_down(d));
         }
     } else if let Some(b) = &input.bench {
         match (&p.bench, &pair, pair_error) {
-            (Some(Err(e)), _, _) => results.push(unknown_for(15, e)),
+            (Some(Err(e)), _, _) => results.push(unknown_for(Tripwire::ClientServerMismatch, e)),
             (Some(Ok(res)), Some(pair), _) => {
                 let extra = expected_extra(input, p.manifest.as_ref(), Some(res));
-                results.push(checks::t15_client_server::check(
+                results.push(rules::t15_client_server_mismatch::check(
                     snap_engine,
                     pair,
                     res,
@@ -364,57 +369,59 @@ pub fn analyze_with_series(
                     extra,
                 ));
             }
-            (Some(Ok(_)), None, Some(e)) => results.push(unknown_for(15, e)),
+            (Some(Ok(_)), None, Some(e)) => {
+                results.push(unknown_for(Tripwire::ClientServerMismatch, e))
+            }
             (Some(Ok(res)), None, None) if outcome.after_missing.is_some() => {
                 let why = outcome.after_missing.as_deref().unwrap_or_default();
-                results.push(checks::t15_client_server::pair_missing(res, why));
+                results.push(rules::t15_client_server_mismatch::pair_missing(res, why));
             }
             // No snapshots: AIPerf's own scrape of the server, when it left one.
             (Some(Ok(res)), None, None) => match (scrape, scrape_error) {
-                (Some(s), _) => results.push(checks::scraped::t15(
+                (Some(s), _) => results.push(rules::scraped::t15(
                     scraped_engine,
                     s,
                     scrape_file,
                     res,
                     &b.evidence_path,
                 )),
-                (None, Some(e)) => results.push(unknown_for(15, e)),
+                (None, Some(e)) => results.push(unknown_for(Tripwire::ClientServerMismatch, e)),
                 (None, None) => {}
             },
             _ => {}
         }
     } else if let (true, Some(why)) = (load_ran, &outcome.after_missing) {
-        results.push(missing_for(15, why));
+        results.push(missing_for(Tripwire::ClientServerMismatch, why));
     } else if load_ran && (pair.is_some() || pair_error.is_some() || p.scrape.is_some()) {
-        results.push(checks::load_figures::t15(p.manifest.as_ref()));
+        results.push(rules::load_figures::t15(p.manifest.as_ref()));
     }
 
     // T1, T10
     match (&pair, pair_error) {
         (Some(pair), _) => {
-            results.push(checks::t01_preemption::check(
+            results.push(rules::t01_silent_preemption::check(
                 snap_engine,
                 pair,
                 series,
                 facts,
             ));
-            results.push(checks::t10_rate::check(
+            results.push(rules::t10_integer_second_timer::check(
                 pair,
                 snap_engine.metrics().generation_tokens,
             ));
         }
         (None, Some(e)) => {
-            results.push(unknown_for(1, e));
-            results.push(unknown_for(10, e));
+            results.push(unknown_for(Tripwire::SilentPreemption, e));
+            results.push(unknown_for(Tripwire::IntegerSecondTimer, e));
         }
         (None, None) if outcome.after_missing.is_some() => {
             let why = outcome.after_missing.as_deref().unwrap_or_default();
-            results.push(missing_for(1, why));
-            results.push(missing_for(10, why));
+            results.push(missing_for(Tripwire::SilentPreemption, why));
+            results.push(missing_for(Tripwire::IntegerSecondTimer, why));
         }
         (None, None) => match (scrape, scrape_error) {
-            (Some(s), _) => results.push(checks::scraped::t1(scraped_engine, s, scrape_file)),
-            (None, Some(e)) => results.push(unknown_for(1, e)),
+            (Some(s), _) => results.push(rules::scraped::t1(scraped_engine, s, scrape_file)),
+            (None, Some(e)) => results.push(unknown_for(Tripwire::SilentPreemption, e)),
             (None, None) => {}
         },
     }
@@ -426,43 +433,45 @@ pub fn analyze_with_series(
     if let Some(s) = series {
         let series_engine = s.engine();
         if series_engine.metrics().cache_info.is_none() {
-            results.push(checks::t14_null_block::not_applicable(series_engine));
+            results.push(rules::t14_null_block::not_applicable(series_engine));
         } else if let Some(a) = after {
-            let (r, n) = checks::t14_null_block::check(s, a);
+            let (r, n) = rules::t14_null_block::check(s, a);
             usable_blocks = n;
             results.push(r);
         } else if let Some(Err(e)) = &p.after {
-            results.push(unknown_for(14, e));
+            results.push(unknown_for(Tripwire::NullBlock, e));
         } else if let Some(why) = &outcome.after_missing {
-            results.push(missing_for(14, why));
+            results.push(missing_for(Tripwire::NullBlock, why));
         }
-        results.push(checks::t09_ceiling::check(s, usable_blocks));
+        results.push(rules::t09_falling_ceiling::check(s, usable_blocks));
         match (requested, &down) {
-            (Some(req), Some(d)) => results.push(checks::t08_concurrency::server_down(req, d)),
+            (Some(req), Some(d)) => {
+                results.push(rules::t08_concurrency_not_reached::server_down(req, d))
+            }
             (Some(req), None) => {
-                let mut r = checks::t08_concurrency::check(s, req, facts);
-                checks::load_figures::note_sweep(&mut r, bench);
+                let mut r = rules::t08_concurrency_not_reached::check(s, req, facts);
+                rules::load_figures::note_sweep(&mut r, bench);
                 results.push(r);
             }
             (None, _) if load_ran => results.push(match &p.bench {
-                Some(Err(e)) => unknown_for(8, e).with(
-                    checks::load_figures::DECIDE_WITH,
-                    checks::load_figures::REQUESTED_FLAG,
+                Some(Err(e)) => unknown_for(Tripwire::ConcurrencyNotReached, e).with(
+                    rules::load_figures::DECIDE_WITH,
+                    rules::load_figures::REQUESTED_FLAG,
                 ),
-                _ => checks::load_figures::t8(s, bench, p.manifest.as_ref()),
+                _ => rules::load_figures::t8(s, bench, p.manifest.as_ref()),
             }),
             (None, _) => {}
         }
     } else if let Some(e) = series_error {
-        results.push(unknown_for(14, e));
-        results.push(unknown_for(9, e));
+        results.push(unknown_for(Tripwire::NullBlock, e));
+        results.push(unknown_for(Tripwire::FallingCeiling, e));
         if requested.is_some() || load_ran {
-            results.push(unknown_for(8, e));
+            results.push(unknown_for(Tripwire::ConcurrencyNotReached, e));
         }
     } else if let (Some(d), Some(req)) = (&down, requested) {
-        results.push(checks::t08_concurrency::server_down(req, d));
+        results.push(rules::t08_concurrency_not_reached::server_down(req, d));
     } else if let Some(s) = scrape {
-        results.push(checks::scraped::t8(
+        results.push(rules::scraped::t8(
             scraped_engine,
             s,
             scrape_file,
@@ -470,7 +479,7 @@ pub fn analyze_with_series(
             bench,
         ));
     } else if let Some(e) = scrape_error {
-        results.push(unknown_for(8, e));
+        results.push(unknown_for(Tripwire::ConcurrencyNotReached, e));
     }
 
     // A sweep's phases, each judged on its own window (phases/).
@@ -514,20 +523,21 @@ pub fn analyze_with_series(
         notes.extend(implausible_notes(&fleet.implausible));
         implausible.extend(fleet.implausible);
         // A server down before the load already gave T8 and T15 their verdicts.
-        results.extend(
-            fleet
-                .checks
-                .into_iter()
-                .filter(|c| down.is_none() || !matches!(c.tripwire, 8 | 15)),
-        );
+        results.extend(fleet.checks.into_iter().filter(|c| {
+            down.is_none()
+                || !matches!(
+                    c.tripwire,
+                    Tripwire::ConcurrencyNotReached | Tripwire::ClientServerMismatch
+                )
+        }));
         replicas = fleet.replicas;
         fleet_charts = fleet.charts;
         report_engine = report_engine.or(fleet.engine);
         if report_engine.is_none() && named_engine.is_none() {
             notes.push(engine_unnamed.to_string());
         }
-    } else if checks::measured::applies(input) {
-        results.extend(checks::measured::run(&checks::measured::Measured {
+    } else if rules::measured::applies(input) {
+        results.extend(rules::measured::run(&rules::measured::Measured {
             input,
             snapshot_engine: snap_engine,
             engine: log_engine.or(report_engine).unwrap_or(Engine::Vllm),
@@ -594,12 +604,12 @@ pub fn analyze_with_series(
 /// The start-up checks (T5, T6, T12) and the teardown's T2 judge what they read whole.
 fn qualify_broken(
     results: &mut [CheckResult],
-    outcome: &checks::run_outcome::RunOutcome,
+    outcome: &rules::outcome::RunOutcome,
     ready_line: Option<usize>,
 ) {
     for r in results.iter_mut().filter(|r| r.status == Status::Pass) {
         match r.tripwire {
-            12 if outcome.server_died.is_some() => {
+            Tripwire::UnexplainedFailure if outcome.server_died.is_some() => {
                 r.message = match ready_line {
                     Some(n) => format!(
                         "The server started cleanly (ready at line {n}); it died later, during \
@@ -610,7 +620,10 @@ fn qualify_broken(
                     }
                 };
             }
-            2 | 5 | 6 | 12 => {}
+            Tripwire::OrphanedEngine
+            | Tripwire::LargeKvBlocks
+            | Tripwire::BackendIgnored
+            | Tripwire::UnexplainedFailure => {}
             _ => {
                 r.message
                     .push_str(" (the run broke: this covers only what was recorded)");
@@ -683,14 +696,14 @@ fn ok_or_note<'a, T>(
 }
 
 /// A check that could not run because an input it needs is missing.
-pub fn missing_for(tripwire: u8, why: &str) -> CheckResult {
+pub fn missing_for(tripwire: Tripwire, why: &str) -> CheckResult {
     let mut r = CheckResult::new(tripwire, Status::Unknown, format!("can't tell: {why}"));
     r.set("missing_input", why);
     r
 }
 
 /// A check that could not run because its input is unusable.
-pub fn unknown_for(tripwire: u8, e: &InputError) -> CheckResult {
+pub fn unknown_for(tripwire: Tripwire, e: &InputError) -> CheckResult {
     let mut r = CheckResult::new(tripwire, Status::Unknown, format!("unusable input: {e}"));
     r.set("input_error", e.to_string());
     r

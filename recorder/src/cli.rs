@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use analyzer::checks::t02_orphaned_engine as t02;
 use analyzer::docs::manifest::EngineFrom;
+use analyzer::rules::t02_orphaned_engine as t02;
 use analyzer::Engine;
 use clap::{Args, Parser, Subcommand};
 

@@ -50,7 +50,7 @@ pub fn result_line(r: &analyzer::CheckResult) -> String {
 
 /// Exit status of verdict-reporting commands (docs/tripwires.md#exit-status).
 pub fn exit_status(results: &[analyzer::CheckResult], strict: bool) -> i32 {
-    analyzer::verdict::exit_status(results, strict, false)
+    analyzer::rules::verdict::exit_status(results, strict, false)
 }
 
 #[cfg(test)]

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use analyzer::checks::t02_orphaned_engine::{CardCheck, Rule};
 use analyzer::docs::gate::{Gpu, Reading};
 use analyzer::num::{round_dp, thousands};
+use analyzer::rules::t02_orphaned_engine::{CardCheck, Rule};
 
 const FACTS: &str = "index,name,memory.total,memory.used,memory.free,driver_version";
 
@@ -406,7 +406,7 @@ mod tests {
     fn no_reader_is_cant_tell_at_once() {
         let v = clear_card(&Rule::new(800, 2, 120.0), &mut NoReader);
         assert_eq!((v.clear, v.readings.len()), (None, 0));
-        assert!(analyzer::checks::t02_orphaned_engine::no_reader(&v.reason));
+        assert!(analyzer::rules::t02_orphaned_engine::no_reader(&v.reason));
         assert!(
             v.reason.contains("nvidia-smi is not on PATH"),
             "{}",

@@ -5,9 +5,9 @@
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use analyzer::checks::t07_probe;
 use analyzer::docs::probe::{Probe, ProbeOutcome, ProbeRequest, Reply};
 use analyzer::json::{self, Json};
+use analyzer::rules::t07_crash_after_ready as t07_probe;
 use serde::Serialize;
 
 use crate::clock;

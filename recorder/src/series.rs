@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use analyzer::checks::t17_prefix_cache as prefix_cache;
 use analyzer::docs::{self, Row, SeriesHeader};
 use analyzer::num::round_dp;
 use analyzer::prom::Exposition;
+use analyzer::rules::t17_prefix_cache_hits as prefix_cache;
 use analyzer::Engine;
 
 use crate::scrape::{Reading, Scraper};

@@ -6,9 +6,9 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use analyzer::checks::t02_orphaned_engine::{CardCheck, Rule};
 use analyzer::docs::teardown::{Delivery, SignalRecord, StopSignal, Target};
 use analyzer::num::round_dp;
+use analyzer::rules::t02_orphaned_engine::{CardCheck, Rule};
 use analyzer::Engine;
 use nix::errno::Errno;
 use nix::sys::signal::Signal;

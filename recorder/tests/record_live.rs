@@ -3,6 +3,7 @@
 //! missing metrics, a taken port, usage errors).
 
 mod common;
+use analyzer::rules::Tripwire;
 use common::*;
 
 use analyzer::json::Json;
@@ -117,7 +118,7 @@ fn completed(
         &std::fs::read(run.join("probe.json")).unwrap(),
     )
     .unwrap();
-    let rule = analyzer::checks::t07_probe::outcome(&probe);
+    let rule = analyzer::rules::t07_crash_after_ready::outcome(&probe);
     assert_eq!(probe.message.as_deref(), Some(rule.message.as_str()));
     assert!(rule.passed);
     if analyzer_beside() {
@@ -339,7 +340,12 @@ fn a_failing_start_is_t12_with_its_cause() {
     }
     let (v, a) = verdicts(&run);
     assert_eq!(status(&v, "T12"), "fail", "{v:?}");
-    let t12 = a.report.checks.iter().find(|c| c.tripwire == 12).unwrap();
+    let t12 = a
+        .report
+        .checks
+        .iter()
+        .find(|c| c.tripwire == Tripwire::UnexplainedFailure)
+        .unwrap();
     assert!(
         t12.message.to_lowercase().contains("memory"),
         "{}",

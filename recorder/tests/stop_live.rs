@@ -250,6 +250,6 @@ fn sigkill_orphans_the_engine_core_gpu_inspect_refuses_and_teardown_stops_only_i
 fn verdicts_of_gate(w: &World) -> (String, ()) {
     let bytes = std::fs::read(w.dir.join("gate.json")).unwrap();
     let doc: analyzer::docs::Gate = analyzer::docs::read("gate.json", &bytes).unwrap();
-    let r = analyzer::checks::t02_orphaned_engine::from_gate(&doc);
+    let r = analyzer::rules::t02_orphaned_engine::from_gate(&doc);
     (r.status.as_str().to_string(), ())
 }

@@ -8,11 +8,10 @@
 //! string from the inputs is escaped either way; the page fetches nothing.
 
 use analyzer::analysis::{Options, RunInput};
-use analyzer::catalog;
 use analyzer::pack::{self, Carriage};
 use analyzer::page::{self, escape_html};
 use analyzer::report::Report;
-use analyzer::verdict::Status;
+use analyzer::rules::verdict::Status;
 
 /// The built viewer page, when there is one.
 #[cfg(inferlint_viewer)]
@@ -82,7 +81,7 @@ fn static_page(r: &Report) -> String {
     checks.sort_by_key(|c| (c.status, c.tripwire));
     let mut items = String::new();
     for c in &checks {
-        let why = match (c.status, catalog::get(c.tripwire)) {
+        let why = match (c.status, Some(c.tripwire.entry())) {
             (Status::Fail | Status::Warn | Status::Unknown, Some(t)) => {
                 format!("<br><small>{}</small>", escape_html(t.why))
             }

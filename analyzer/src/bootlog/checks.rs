@@ -5,7 +5,8 @@ use super::{BootFacts, BootLog, Failure};
 use crate::engine::Engine;
 use crate::json::Json;
 use crate::num::{shortest, thousands_int};
-use crate::verdict::{CheckResult, Status};
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 
 /// What a failure kind means, for people.
 fn kind_text(kind: &str) -> &'static str {
@@ -44,13 +45,17 @@ pub(crate) fn classifier_results(log: &BootLog) -> Vec<CheckResult> {
                       ready; a start that hung or was cut short is not judged here)"
                     .to_string(),
             };
-            out.push(CheckResult::new(12, Status::Pass, msg));
+            out.push(CheckResult::new(
+                Tripwire::UnexplainedFailure,
+                Status::Pass,
+                msg,
+            ));
         }
         Some(fail) => out.push(failure_result(fail, c.rejections)),
     }
     if c.failure.is_none() && c.rejections > 0 {
         let mut r = CheckResult::new(
-            7,
+            Tripwire::CrashAfterReady,
             Status::Pass,
             admission_message(f, c.rejections, c.first_rejection_lineno),
         )
@@ -91,11 +96,19 @@ fn failure_result(fail: &Failure, rejections: usize) -> CheckResult {
             plural(rejections, "request", "requests")
         ));
     }
-    let mut r = CheckResult::new(if serving { 7 } else { 12 }, Status::Fail, msg)
-        .with("kind", fail.kind.as_str())
-        .with("phase", fail.phase.as_str())
-        .with("lineno", fail.lineno)
-        .with("line", fail.line.as_str());
+    let mut r = CheckResult::new(
+        if serving {
+            Tripwire::CrashAfterReady
+        } else {
+            Tripwire::UnexplainedFailure
+        },
+        Status::Fail,
+        msg,
+    )
+    .with("kind", fail.kind.as_str())
+    .with("phase", fail.phase.as_str())
+    .with("lineno", fail.lineno)
+    .with("line", fail.line.as_str());
     if serving && rejections > 0 {
         r.set("admission_rejections", rejections);
     }
@@ -131,7 +144,7 @@ pub(crate) fn t5(f: &BootFacts) -> CheckResult {
     let Some(b) = f.attention_block_size else {
         if let Some(p) = f.page_size {
             return CheckResult::new(
-                5,
+                Tripwire::LargeKvBlocks,
                 Status::Pass,
                 format!(
                     "{engine} allocates the KV cache in pages of {}, as configured",
@@ -142,14 +155,14 @@ pub(crate) fn t5(f: &BootFacts) -> CheckResult {
         }
         if !f.ready {
             return CheckResult::new(
-                5,
+                Tripwire::LargeKvBlocks,
                 Status::Unknown,
                 "Can't tell the KV block size: the start did not get far enough to size its \
                  blocks (no block-size line before the log ends)",
             );
         }
         return CheckResult::new(
-            5,
+            Tripwire::LargeKvBlocks,
             Status::Pass,
             format!("No block-size override in the log: KV blocks are {r_text} tokens"),
         )
@@ -198,7 +211,11 @@ pub(crate) fn t5(f: &BootFacts) -> CheckResult {
              {b} tokens{pool}"
         )
     };
-    let mut res = CheckResult::new(5, if same { Status::Pass } else { Status::Warn }, msg);
+    let mut res = CheckResult::new(
+        Tripwire::LargeKvBlocks,
+        if same { Status::Pass } else { Status::Warn },
+        msg,
+    );
     res.evidence = ev;
     res
 }
@@ -213,7 +230,7 @@ pub(crate) fn t6(f: &BootFacts) -> CheckResult {
     };
     if f.config_args.is_none() {
         return CheckResult::new(
-            6,
+            Tripwire::BackendIgnored,
             Status::Unknown,
             format!(
                 "Can't tell whether a requested attention backend was used: the log has no \
@@ -260,18 +277,21 @@ pub(crate) fn t6(f: &BootFacts) -> CheckResult {
         if f.speculative == Some(false) {
             msg.push_str("; there was no draft model either");
         }
-        return evidence(CheckResult::new(6, Status::Pass, msg));
+        return evidence(CheckResult::new(
+            Tripwire::BackendIgnored,
+            Status::Pass,
+            msg,
+        ));
     };
     if target.is_empty() && drafter.is_empty() {
-        return evidence(CheckResult::new(
-            6,
+        return evidence(CheckResult::new(Tripwire::BackendIgnored,
             Status::Unknown,
             format!("{flag} {x} was requested, but the log has no backend selection line to confirm it was used"),
         ));
     }
     if target.iter().any(|t| t != x) {
         return evidence(CheckResult::new(
-            6,
+            Tripwire::BackendIgnored,
             Status::Fail,
             format!(
                 "{flag} {x} was requested, but the main model used {}",
@@ -280,8 +300,7 @@ pub(crate) fn t6(f: &BootFacts) -> CheckResult {
         ));
     }
     if drafter.iter().any(|t| t != x) {
-        return evidence(CheckResult::new(
-            6,
+        return evidence(CheckResult::new(Tripwire::BackendIgnored,
             Status::Fail,
             format!(
                 "{flag} {x} was requested and the main model uses it, but the draft model \
@@ -291,7 +310,7 @@ pub(crate) fn t6(f: &BootFacts) -> CheckResult {
         ));
     }
     evidence(CheckResult::new(
-        6,
+        Tripwire::BackendIgnored,
         Status::Pass,
         format!("{flag} {x} was requested and used"),
     ))
@@ -304,7 +323,7 @@ pub(crate) fn unparsed(f: &BootFacts) -> Option<CheckResult> {
     let list: Vec<Json> = f.unparsed.iter().map(super::Unparsed::to_json).collect();
     Some(
         CheckResult::new(
-            12,
+            Tripwire::UnexplainedFailure,
             Status::Unknown,
             format!(
                 "{} had an unknown format (first: {} at line {}); the facts they carry are \

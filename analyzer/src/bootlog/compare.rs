@@ -5,7 +5,8 @@ use super::jsoneq::same;
 use super::BootLog;
 use crate::json::Json;
 use crate::num::{fixed, shortest, thousands_int};
-use crate::verdict::{CheckResult, Status};
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 
 /// Groups of two or more comparable logs (indexes into `logs`), ordered by their first
 /// member, and the labels of the logs that take no part.
@@ -127,7 +128,7 @@ pub(crate) fn t4(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResul
     };
     if !missing.is_empty() {
         return base(CheckResult::new(
-            4,
+            Tripwire::PoolSizeJump,
             Status::Unknown,
             format!(
                 "Can't compare the KV pools of starts with the same flags: no pool-size line in {}",
@@ -142,7 +143,7 @@ pub(crate) fn t4(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResul
     let lv = levels(&vals);
     if lv.len() == 1 {
         return base(CheckResult::new(
-            4,
+            Tripwire::PoolSizeJump,
             Status::Pass,
             format!(
                 "{}, same KV pool ({} tokens) on every start: {}",
@@ -167,7 +168,7 @@ pub(crate) fn t4(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResul
         "the pool is sized at each start in steps"
     };
     base(CheckResult::new(
-        4,
+        Tripwire::PoolSizeJump,
         Status::Warn,
         format!(
             "{}, {} different KV pools: {} to {} tokens{apart} across {}; {why}, so compare \
@@ -209,7 +210,7 @@ pub(crate) fn t11(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResu
         .collect();
     if !missing.is_empty() {
         return base(CheckResult::new(
-            11,
+            Tripwire::KvMemoryDrift,
             Status::Unknown,
             format!(
                 "Can't compare the memory left for the KV cache: no KV cache memory line in {}",
@@ -223,7 +224,7 @@ pub(crate) fn t11(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResu
         .collect();
     let Some((lo, hi)) = range_text(&vals) else {
         return base(CheckResult::new(
-            11,
+            Tripwire::KvMemoryDrift,
             Status::Pass,
             format!(
                 "{}, {} GiB left for the KV cache on every start: {}",
@@ -260,7 +261,7 @@ pub(crate) fn t11(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResu
         format!("; {}", moved.join("; "))
     };
     base(CheckResult::new(
-        11,
+        Tripwire::KvMemoryDrift,
         Status::Warn,
         format!(
             "The memory left for the KV cache varied from {lo} to {hi} GiB between starts with \

@@ -257,7 +257,12 @@ mod tests {
             .into_iter()
             .find(|r| r.id() == "T6")
             .unwrap();
-        assert_eq!(t6.status, crate::verdict::Status::Fail, "{}", t6.message);
+        assert_eq!(
+            t6.status,
+            crate::rules::verdict::Status::Fail,
+            "{}",
+            t6.message
+        );
         // An MLA model's own line is its selection, and a GPU log gets nothing derived.
         let mla = format!(
             "{}\n{}",
@@ -300,7 +305,7 @@ mod tests {
         );
         let results = crate::bootlog::check_logs(&logs, false);
         let t11 = results.iter().find(|r| r.id() == "T11").unwrap();
-        assert_eq!(t11.status, crate::verdict::Status::Pass);
+        assert_eq!(t11.status, crate::rules::verdict::Status::Pass);
         assert_eq!(
             t11.evidence(POOL_OVERRIDE).map(Json::to_compact).as_deref(),
             Some(r#"{"a/boot.log": 12, "b/boot.log": 16}"#)

@@ -34,7 +34,7 @@ mod vllm;
 
 use crate::engine::{engine_from_log, Engine};
 use crate::json::Json;
-use crate::verdict::CheckResult;
+use crate::rules::verdict::CheckResult;
 
 /// One unparsed line: an anchor was present but the value did not parse.
 #[derive(Debug, Clone, PartialEq)]

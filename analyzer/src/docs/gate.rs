@@ -1,7 +1,7 @@
 //! `gate.json` (`inferlint.gate/1`, docs/run-folder.md#gate): the clear-card readings
 //! before a server is started (`record --serve`, `gpu-inspect -o`), and the parts it
 //! shares with `teardown.json` and the manifest: a reading, a server process, a card's
-//! facts. The rule that judges the readings is T2's (`checks::t02_orphaned_engine`).
+//! facts. The rule that judges the readings is T2's (`rules::t02_orphaned_engine`).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,6 @@
 //! `probe.json` (`inferlint.probe/1`, docs/run-folder.md#probe): the live probe's request,
 //! every reply, the health check after the burst, and the outcome T7's rule gives on them
-//! (`checks::t07_probe::outcome`).
+//! (`rules::t07_crash_after_ready::outcome`).
 
 use serde::{Deserialize, Serialize};
 

@@ -14,16 +14,17 @@ pub use folder::{load as load_files, FleetFiles};
 pub use replica::ReplicaReport;
 
 use crate::bench::BenchResult;
-use crate::checks::t09_ceiling::SATURATED;
-use crate::checks::t19_load_unbalanced::{self, Loaded, Saturation};
 use crate::docs::{self, Fleet};
 use crate::input::InputError;
 use crate::inputs::{InputFile, RunInput};
 use crate::insights::charts::TimeChart;
 use crate::plausible::{self, Implausible, Quantity};
+use crate::rules::t09_falling_ceiling::SATURATED;
+use crate::rules::t19_load_unbalanced::{self, Loaded, Saturation};
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 use crate::series::{column, Field, Series};
 use crate::snapshot::Snapshot;
-use crate::verdict::{CheckResult, Status};
 use replica::{ReplicaRun, Share};
 
 /// The router's counter of requests sent to each worker (`worker="http://host:port"`).
@@ -115,7 +116,9 @@ pub fn analyze(input: &RunInput, fleet_file: &InputFile, ctx: &FleetContext<'_>)
             .or(fleet.scrape_interval_s);
         let checks = run.checks(share, scrape);
         let instance = listed.map(|r| r.instance.clone()).filter(|i| !i.is_empty());
-        let t1 = checks.iter().find(|c| c.tripwire == 1);
+        let t1 = checks
+            .iter()
+            .find(|c| c.tripwire == Tripwire::SilentPreemption);
         out.replicas.push(ReplicaReport {
             id: run.id.clone(),
             router_served: instance
@@ -137,7 +140,11 @@ pub fn analyze(input: &RunInput, fleet_file: &InputFile, ctx: &FleetContext<'_>)
     let t1s: Vec<Option<&CheckResult>> = out
         .replicas
         .iter()
-        .map(|r| r.checks.iter().find(|c| c.tripwire == 1))
+        .map(|r| {
+            r.checks
+                .iter()
+                .find(|c| c.tripwire == Tripwire::SilentPreemption)
+        })
         .collect();
     out.checks.push(verdicts::t1(&ids, &t1s));
     if let Some((result, file)) = ctx.bench {
@@ -174,7 +181,10 @@ fn loaded(run: &ReplicaRun, rep: &ReplicaReport) -> Loaded {
         (None, _, Some(Err(e))) => Err(format!("unusable recording: {e}")),
         (None, _, _) => Err("no recording".to_string()),
     };
-    let t1 = rep.checks.iter().find(|c| c.tripwire == 1);
+    let t1 = rep
+        .checks
+        .iter()
+        .find(|c| c.tripwire == Tripwire::SilentPreemption);
     let queued_full = series.filter(|_| refused.is_none()).and_then(|s| {
         let usage = s.rows.values(Field::KvUsage);
         s.rows

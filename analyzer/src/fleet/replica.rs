@@ -2,20 +2,21 @@
 //! T8 (against its even share of the concurrency asked for), run by the same functions as
 //! for a single server, and the figures the replica table shows.
 
+use crate::rules::Tripwire;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::analysis::{snapshots_engine, unknown_for};
-use crate::checks;
 use crate::counters::Pair;
 use crate::docs::{AFTER_SNAPSHOT, BEFORE_SNAPSHOT, REPLICAS_DIR, SERIES};
 use crate::engine::Engine;
 use crate::input::InputError;
 use crate::inputs::{InputFile, ReplicaInput};
+use crate::rules;
+use crate::rules::verdict::{CheckResult, Status};
 use crate::series::Series;
 use crate::snapshot::Snapshot;
-use crate::verdict::{CheckResult, Status};
 
 /// One replica in the Report (`replicas` of `results.json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -111,13 +112,14 @@ impl ReplicaRun {
     }
 
     /// A missing file, said as "can't tell".
-    fn missing(&self, tripwire: u8, what: &str) -> CheckResult {
+    fn missing(&self, tripwire: Tripwire, what: &str) -> CheckResult {
         CheckResult::new(
             tripwire,
             Status::Unknown,
             format!(
-                "{REPLICAS_DIR}/{}/ has no {what}, so this replica's T{tripwire} can't be told",
-                self.id
+                "{REPLICAS_DIR}/{}/ has no {what}, so this replica's {} can't be told",
+                self.id,
+                tripwire.id()
             ),
         )
         .with("replica", self.id.as_str())
@@ -132,18 +134,23 @@ impl ReplicaRun {
         let readings = format!("{BEFORE_SNAPSHOT} and {AFTER_SNAPSHOT}");
         match (&pair, self.pair_error()) {
             (Some(pair), _) => {
-                out.push(checks::t01_preemption::check(engine, pair, series, None));
-                let mut t10 = checks::t10_rate::check(pair, engine.metrics().generation_tokens);
+                out.push(rules::t01_silent_preemption::check(
+                    engine, pair, series, None,
+                ));
+                let mut t10 = rules::t10_integer_second_timer::check(
+                    pair,
+                    engine.metrics().generation_tokens,
+                );
                 note_scrape_precision(&mut t10, scrape_s);
                 out.push(t10);
             }
             (None, Some(e)) => {
-                out.push(unknown_for(1, e));
-                out.push(unknown_for(10, e));
+                out.push(unknown_for(Tripwire::SilentPreemption, e));
+                out.push(unknown_for(Tripwire::IntegerSecondTimer, e));
             }
             (None, None) => {
-                out.push(self.missing(1, &readings));
-                out.push(self.missing(10, &readings));
+                out.push(self.missing(Tripwire::SilentPreemption, &readings));
+                out.push(self.missing(Tripwire::IntegerSecondTimer, &readings));
             }
         }
         let after = self.after.as_ref().and_then(|r| r.as_ref().ok());
@@ -151,21 +158,21 @@ impl ReplicaRun {
             (_, Some(s)) => {
                 let mut usable = None;
                 if s.engine().metrics().cache_info.is_none() {
-                    out.push(checks::t14_null_block::not_applicable(s.engine()));
+                    out.push(rules::t14_null_block::not_applicable(s.engine()));
                 } else if let Some(a) = after {
-                    let (r, n) = checks::t14_null_block::check(s, a);
+                    let (r, n) = rules::t14_null_block::check(s, a);
                     usable = n;
                     out.push(r);
                 } else if let Some(Err(e)) = &self.after {
-                    out.push(unknown_for(14, e));
+                    out.push(unknown_for(Tripwire::NullBlock, e));
                 } else {
-                    out.push(self.missing(14, AFTER_SNAPSHOT));
+                    out.push(self.missing(Tripwire::NullBlock, AFTER_SNAPSHOT));
                 }
-                out.push(checks::t09_ceiling::check(s, usable));
+                out.push(rules::t09_falling_ceiling::check(s, usable));
                 out.push(match share {
                     Some(sh) => sh.judge(s, scrape_s),
                     None => CheckResult::new(
-                        8,
+                        Tripwire::ConcurrencyNotReached,
                         Status::Unknown,
                         "the concurrency asked for is not known, so this replica's share of \
                          it can't be told (give --requested)",
@@ -173,12 +180,20 @@ impl ReplicaRun {
                 });
             }
             (Some(Err(e)), None) => {
-                for t in [14, 9, 8] {
+                for t in [
+                    Tripwire::NullBlock,
+                    Tripwire::FallingCeiling,
+                    Tripwire::ConcurrencyNotReached,
+                ] {
                     out.push(unknown_for(t, e));
                 }
             }
             _ => {
-                for t in [14, 9, 8] {
+                for t in [
+                    Tripwire::NullBlock,
+                    Tripwire::FallingCeiling,
+                    Tripwire::ConcurrencyNotReached,
+                ] {
                     out.push(self.missing(t, SERIES));
                 }
             }
@@ -205,7 +220,7 @@ impl Share {
     /// T8 on the replica's recording against its share; a fail says a peak shorter than
     /// a scrape may not show.
     fn judge(&self, s: &Series, scrape_s: Option<f64>) -> CheckResult {
-        let mut r = checks::t08_concurrency::check(s, self.of(), None);
+        let mut r = rules::t08_concurrency_not_reached::check(s, self.of(), None);
         r.message = format!(
             "its even share of the {} requested across {} replicas: {}",
             self.requested, self.replicas, r.message

@@ -5,11 +5,12 @@
 use super::align::{sum_running, Aligned};
 use super::replica::ReplicaRun;
 use crate::bench::BenchResult;
-use crate::checks::t15_client_server;
 use crate::engine::Engine;
 use crate::num::{shortest, thousands};
+use crate::rules::t15_client_server_mismatch as t15_client_server;
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 use crate::series::{column, Series};
-use crate::verdict::{CheckResult, Status};
 
 /// Fleet T1 from each replica's own T1: a fail names every replica that preempted.
 pub fn t1(ids: &[&str], each: &[Option<&CheckResult>]) -> CheckResult {
@@ -29,7 +30,8 @@ pub fn t1(ids: &[&str], each: &[Option<&CheckResult>]) -> CheckResult {
             _ => unknown.push(*id),
         }
     }
-    let mut r = CheckResult::new(1, Status::Pass, String::new()).with("replicas", ids.len());
+    let mut r = CheckResult::new(Tripwire::SilentPreemption, Status::Pass, String::new())
+        .with("replicas", ids.len());
     if !preempted.is_empty() {
         r.status = Status::Fail;
         r.message = format!(
@@ -75,7 +77,11 @@ pub fn t8(
     step_s: Option<f64>,
     scrape_s: Option<f64>,
 ) -> CheckResult {
-    let mut r = CheckResult::new(8, Status::Unknown, String::new());
+    let mut r = CheckResult::new(
+        Tripwire::ConcurrencyNotReached,
+        Status::Unknown,
+        String::new(),
+    );
     if let Some(q) = requested {
         r.set("requested", q);
     }
@@ -201,9 +207,13 @@ pub fn t15(
             continue;
         };
         if let Some(bad) = pair.implausible(&[m.requests_finished, m.generation_tokens]) {
-            return CheckResult::new(15, Status::Unknown, crate::plausible::cannot_tell(bad))
-                .with("implausible", bad.to_string())
-                .with("result_file", result_file);
+            return CheckResult::new(
+                Tripwire::ClientServerMismatch,
+                Status::Unknown,
+                crate::plausible::cannot_tell(bad),
+            )
+            .with("implausible", bad.to_string())
+            .with("result_file", result_file);
         }
         match (
             pair.delta(m.requests_finished, &[], None),
@@ -215,7 +225,7 @@ pub fn t15(
             }
             (Err(restart), _) | (_, Err(restart)) => {
                 let mut r = CheckResult::new(
-                    15,
+                    Tripwire::ClientServerMismatch,
                     Status::Unknown,
                     format!("replica {}: {}", run.id, restart.describe()),
                 );
@@ -226,7 +236,7 @@ pub fn t15(
     }
     if !blind.is_empty() {
         return CheckResult::new(
-            15,
+            Tripwire::ClientServerMismatch,
             Status::Unknown,
             format!(
                 "{} has no usable before and after readings, so the replicas' sum can't be \

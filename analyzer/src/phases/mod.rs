@@ -10,7 +10,7 @@ mod window;
 use serde::Serialize;
 
 use crate::bench::{BenchResult, Phase};
-use crate::verdict::{CheckResult, Status};
+use crate::rules::verdict::{CheckResult, Status};
 
 pub use rules::Context;
 

@@ -6,11 +6,15 @@
 use super::window::{Edges, Window};
 use crate::bench::Phase;
 use crate::bootlog::BootFacts;
-use crate::checks::{t01_preemption, t08_concurrency, t09_ceiling, t10_rate};
 use crate::engine::Engine;
 use crate::num::{plural, shortest, thousands};
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
+use crate::rules::{
+    t01_silent_preemption as t01_preemption, t08_concurrency_not_reached as t08_concurrency,
+    t09_falling_ceiling as t09_ceiling, t10_integer_second_timer as t10_rate,
+};
 use crate::series::Series;
-use crate::verdict::{CheckResult, Status};
 
 /// What every phase's checks draw on besides its window.
 pub struct Context<'a> {
@@ -52,10 +56,16 @@ pub fn judge(phase: &Phase, w: &Window, cx: &Context<'_>) -> Vec<CheckResult> {
 
 /// The same check for every tripwire when the phase cannot be read at all.
 pub fn unknown_all(reason: &str) -> Vec<CheckResult> {
-    [1, 8, 9, 10, 15]
-        .into_iter()
-        .map(|t| CheckResult::new(t, Status::Unknown, reason.to_string()))
-        .collect()
+    [
+        Tripwire::SilentPreemption,
+        Tripwire::ConcurrencyNotReached,
+        Tripwire::FallingCeiling,
+        Tripwire::IntegerSecondTimer,
+        Tripwire::ClientServerMismatch,
+    ]
+    .into_iter()
+    .map(|t| CheckResult::new(t, Status::Unknown, reason.to_string()))
+    .collect()
 }
 
 /// Evictions between the bracketing readings; when there are some, between the readings
@@ -86,7 +96,7 @@ fn t1(w: &Window, cx: &Context<'_>) -> CheckResult {
                 .and_then(|v| v.as_f64())
                 .unwrap_or(0.0);
             CheckResult::new(
-                1,
+                Tripwire::SilentPreemption,
                 Status::Unknown,
                 format!(
                     "{} in the sampling interval at the phase's edge, none between the \
@@ -114,7 +124,7 @@ fn t8(phase: &Phase, w: &Window, cx: &Context<'_>) -> CheckResult {
             );
             match phase.rate {
                 Some(rate) => CheckResult::new(
-                    8,
+                    Tripwire::ConcurrencyNotReached,
                     Status::NotApplicable,
                     format!(
                         "a rate-based phase ({} requests/s) asks for no concurrency; {reached}",
@@ -123,7 +133,7 @@ fn t8(phase: &Phase, w: &Window, cx: &Context<'_>) -> CheckResult {
                 )
                 .with("request_rate", rate),
                 None => CheckResult::new(
-                    8,
+                    Tripwire::ConcurrencyNotReached,
                     Status::Unknown,
                     format!(
                         "{}'s result does not say what this phase asked for; {reached}",
@@ -147,14 +157,14 @@ fn t10(w: &Window, cx: &Context<'_>) -> CheckResult {
             &Edges::new(cx.engine, &a, &b).pair(),
             cx.engine.metrics().generation_tokens,
         ),
-        None => fewer_than_two(10, &w.inner),
+        None => fewer_than_two(Tripwire::IntegerSecondTimer, &w.inner),
     }
 }
 
 /// The phase's output tokens against the server's between the readings: at least the
 /// inner pair's delta, at most the outer pair's.
 fn t15(phase: &Phase, w: &Window, cx: &Context<'_>) -> CheckResult {
-    let base = |status, msg: String| CheckResult::new(15, status, msg);
+    let base = |status, msg: String| CheckResult::new(Tripwire::ClientServerMismatch, status, msg);
     let Some(client) = phase.output_tokens else {
         return base(
             Status::Unknown,
@@ -222,7 +232,7 @@ fn t15(phase: &Phase, w: &Window, cx: &Context<'_>) -> CheckResult {
     }
 }
 
-fn fewer_than_two(tripwire: u8, inner: &Series) -> CheckResult {
+fn fewer_than_two(tripwire: Tripwire, inner: &Series) -> CheckResult {
     CheckResult::new(
         tripwire,
         Status::Unknown,

@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 
-use analyzer::checks::t02_orphaned_engine::{self as t02, CardCheck, Rule};
+use analyzer::rules::t02_orphaned_engine::{self as t02, CardCheck, Rule};
 
 use super::{fs_of, say_to};
 use crate::cli::GpuArgs;

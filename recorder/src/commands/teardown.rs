@@ -7,11 +7,11 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
-use analyzer::checks::t02_orphaned_engine::{self as t02, Rule};
 use analyzer::docs::manifest::Manifest;
 use analyzer::docs::processes::Processes;
 use analyzer::docs::teardown::{Delivery, Launched, SignalRecord, Teardown};
 use analyzer::docs::{self, Document, MANIFEST, PROCESSES};
+use analyzer::rules::t02_orphaned_engine::{self as t02, Rule};
 use analyzer::Engine;
 
 use super::{fs_of, say_to};

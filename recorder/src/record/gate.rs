@@ -6,10 +6,10 @@
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-use analyzer::checks::t02_orphaned_engine::{self as t02, CardCheck, Rule, GATE_TIMEOUT_S};
 use analyzer::docs::gate::{Gate, Gpu, ServerProcess};
 use analyzer::docs::manifest::Stage;
 use analyzer::docs::GATE;
+use analyzer::rules::t02_orphaned_engine::{self as t02, CardCheck, Rule, GATE_TIMEOUT_S};
 
 use super::{address, problem, Run, Step, Stop};
 use crate::procs::{self, ProcFs};

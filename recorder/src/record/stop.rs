@@ -6,11 +6,11 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use analyzer::checks::t02_orphaned_engine::{self as t02, CardCheck, Rule};
 use analyzer::docs::manifest::Stage;
 use analyzer::docs::processes::{Processes, When};
 use analyzer::docs::teardown::{Launched, SignalRecord, StopSignal, Target, Teardown};
 use analyzer::docs::{PROCESSES, TEARDOWN};
+use analyzer::rules::t02_orphaned_engine::{self as t02, CardCheck, Rule};
 
 use super::serve::{exit_of, tree_snapshot, Server};
 use super::{write_in, Run, Stop};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use analyzer::num::shortest;
 use analyzer::report::Report;
-use analyzer::verdict::Status;
+use analyzer::rules::verdict::Status;
 use leptos::prelude::*;
 
 use super::widgets::badge;

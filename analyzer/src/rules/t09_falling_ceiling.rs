@@ -4,8 +4,9 @@
 use crate::blocks::ceiling;
 use crate::engine::Engine;
 use crate::num::fixed;
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 use crate::series::{column, Field, Series};
-use crate::verdict::{CheckResult, Status};
 
 /// Usage at or above this counts as a full cache.
 pub const SATURATED: f64 = 0.9;
@@ -54,8 +55,12 @@ impl Figures {
 pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
     let engine = series.engine();
     if let Some(bad) = series.implausible_in(&[column::RUNNING, column::KV_USAGE]) {
-        return CheckResult::new(9, Status::Unknown, crate::plausible::cannot_tell(bad))
-            .with("implausible", bad.to_string());
+        return CheckResult::new(
+            Tripwire::FallingCeiling,
+            Status::Unknown,
+            crate::plausible::cannot_tell(bad),
+        )
+        .with("implausible", bad.to_string());
     }
     // The figures of the saturated readings, which are judged when there are any, and
     // those of every busy reading, whose ceilings a second pass finds only when there
@@ -83,7 +88,7 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
                 msg.push_str(&format!("; {hint}"));
             }
         }
-        return CheckResult::new(9, Status::Unknown, msg);
+        return CheckResult::new(Tripwire::FallingCeiling, Status::Unknown, msg);
     }
     let (basis, set) = if saturated.samples == 0 {
         ("busy", busy)
@@ -99,7 +104,7 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
     let at_fullest = fullest.and_then(|(run, u)| ceiling(run, u, usable_blocks));
     let Some((cmin, cmax)) = extremes else {
         return CheckResult::new(
-            9,
+            Tripwire::FallingCeiling,
             Status::Unknown,
             "no sample gives a ceiling in whole blocks".to_string(),
         );
@@ -117,7 +122,7 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
     };
     let mut r = if cmin == cmax {
         CheckResult::new(
-            9,
+            Tripwire::FallingCeiling,
             Status::Pass,
             format!(
                 "one request held {share_text} of {pool}, so floor(1/share) = {cmin} fit, on \
@@ -126,7 +131,7 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
         )
     } else {
         CheckResult::new(
-            9,
+            Tripwire::FallingCeiling,
             Status::Warn,
             format!(
                 "the number of requests that fit moved between {cmin} and {cmax} as requests \

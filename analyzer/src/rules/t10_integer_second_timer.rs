@@ -4,8 +4,9 @@
 use crate::counters::Pair;
 use crate::num::fixed;
 use crate::plausible;
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 use crate::series::column;
-use crate::verdict::{CheckResult, Status};
 
 pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
     if let Some(bad) = pair.implausible(&[
@@ -14,27 +15,43 @@ pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
         column::T_MONO_NS,
         column::LATENCY_S,
     ]) {
-        return CheckResult::new(10, Status::Unknown, plausible::cannot_tell(bad))
-            .with("implausible", bad.to_string());
+        return CheckResult::new(
+            Tripwire::IntegerSecondTimer,
+            Status::Unknown,
+            plausible::cannot_tell(bad),
+        )
+        .with("implausible", bad.to_string());
     }
     let tokens = match pair.delta(counter, &[], None) {
-        Err(restart) => return CheckResult::new(10, Status::Unknown, restart.describe()),
+        Err(restart) => {
+            return CheckResult::new(
+                Tripwire::IntegerSecondTimer,
+                Status::Unknown,
+                restart.describe(),
+            )
+        }
         Ok(t) => t,
     };
     let span = match pair.span() {
-        Err(refused) => return CheckResult::new(10, Status::Unknown, refused.describe()),
+        Err(refused) => {
+            return CheckResult::new(
+                Tripwire::IntegerSecondTimer,
+                Status::Unknown,
+                refused.describe(),
+            )
+        }
         Ok(s) => s,
     };
     let Some(tokens) = tokens else {
         return CheckResult::new(
-            10,
+            Tripwire::IntegerSecondTimer,
             Status::Unknown,
             format!("{counter} is missing from a snapshot, so no rate can be computed"),
         );
     };
     if span.seconds <= 0.0 {
         return CheckResult::new(
-            10,
+            Tripwire::IntegerSecondTimer,
             Status::Unknown,
             format!(
                 "the span between the readings is not positive ({} s)",
@@ -45,7 +62,7 @@ pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
     // A span longer than a year between two readings of one run is a damaged clock.
     if span.seconds > plausible::MAX_SECONDS {
         return CheckResult::new(
-            10,
+            Tripwire::IntegerSecondTimer,
             Status::Unknown,
             format!(
                 "the span between the readings is {} s, longer than a year: a clock is damaged",
@@ -56,7 +73,7 @@ pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
     // No tokens: nothing was generated to time, so a rate of zero shows nothing.
     if tokens == 0.0 {
         return CheckResult::new(
-            10,
+            Tripwire::IntegerSecondTimer,
             Status::Unknown,
             format!(
                 "no tokens were generated between the readings ({} s apart), so there is no \
@@ -70,7 +87,7 @@ pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
     let rate = tokens / span.seconds;
     let int_span = pair.after.t_wall.trunc() - pair.before.t_wall.trunc();
     let mut r = CheckResult::new(
-        10,
+        Tripwire::IntegerSecondTimer,
         Status::Pass,
         format!(
             "{} tokens/s over {}s",

@@ -1,7 +1,10 @@
-//! One tripwire result (formats.md §8.1) and the exit-status rule (§8.3).
+//! One tripwire result (a `results.json` check object: `id`, `name`, `status`,
+//! `message`, `evidence`, and `source` when it was read from one file) and the exit-status
+//! rule.
 
 use serde::{Serialize, Serializer};
 
+use super::registry::Tripwire;
 use crate::json::{ordered_map, Json};
 
 /// The five statuses a check can return.
@@ -26,7 +29,7 @@ impl Status {
         }
     }
 
-    /// The terminal label (checks.md §1.1).
+    /// The terminal label.
     pub fn terminal_label(self) -> &'static str {
         match self {
             Status::Pass => "PASS",
@@ -49,7 +52,7 @@ impl Status {
     }
 
     /// Whether the page shows a result of this status in full; passes and
-    /// not-applicables are folded (report.md §5).
+    /// not-applicables are folded.
     pub fn shown_in_full(self) -> bool {
         matches!(self, Status::Fail | Status::Warn | Status::Unknown)
     }
@@ -91,47 +94,10 @@ impl Serialize for Status {
     }
 }
 
-/// The tripwire slugs, indexed by number (formats.md §8.1).
-pub const SLUGS: [&str; 18] = [
-    "silent-preemption",
-    "orphaned-engine",
-    "cleanup-self-kill",
-    "pool-size-jump",
-    "large-kv-blocks",
-    "backend-ignored",
-    "crash-after-ready",
-    "concurrency-not-reached",
-    "falling-ceiling",
-    "integer-second-timer",
-    "kv-memory-drift",
-    "unexplained-failure",
-    "stale-waiter",
-    "null-block",
-    "client-server-mismatch",
-    "gpu-throttled",
-    "prefix-cache-hits",
-    "warm-up-in-window",
-];
-
-/// The tripwires only a fleet of replicas has, numbered from 19 (`checks/README.md`).
-/// Kept apart from [`SLUGS`], whose length is the count a single server's report gives.
-pub const FLEET_SLUGS: [&str; 1] = ["load-unbalanced"];
-
-/// The slug of tripwire `n` (1..=18, and the fleet's from 19).
-pub fn slug(n: u8) -> &'static str {
-    SLUGS
-        .iter()
-        .chain(FLEET_SLUGS.iter())
-        .nth(usize::from(n).wrapping_sub(1))
-        .copied()
-        .unwrap_or("")
-}
-
 /// One verdict. `evidence` is an ordered list of key/value pairs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckResult {
-    /// Tripwire number, 1..=18.
-    pub tripwire: u8,
+    pub tripwire: Tripwire,
     pub status: Status,
     pub message: String,
     pub evidence: Vec<(String, Json)>,
@@ -140,7 +106,7 @@ pub struct CheckResult {
 }
 
 impl CheckResult {
-    pub fn new(tripwire: u8, status: Status, message: impl Into<String>) -> Self {
+    pub fn new(tripwire: Tripwire, status: Status, message: impl Into<String>) -> Self {
         CheckResult {
             tripwire,
             status,
@@ -170,15 +136,15 @@ impl CheckResult {
     }
 
     pub fn id(&self) -> String {
-        format!("T{}", self.tripwire)
+        self.tripwire.id()
     }
 
     pub fn name(&self) -> &'static str {
-        slug(self.tripwire)
+        self.tripwire.slug()
     }
 }
 
-/// Written as the result object of formats.md §8.1.
+/// Written as a `results.json` check object.
 impl Serialize for CheckResult {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         ResultObject {
@@ -206,8 +172,8 @@ struct ResultObject<'a> {
     source: Option<&'a str>,
 }
 
-/// Exit status for a list of results (formats.md §8.3): 1 on a fail (or a warn under
-/// `strict`), else 2 on an unknown or an unusable input, else 0.
+/// Exit status for a list of results: 1 on a fail (or a warn under `strict`), else 2 on
+/// an unknown or an unusable input, else 0.
 pub fn exit_status(results: &[CheckResult], strict: bool, input_unusable: bool) -> i32 {
     let any = |s: Status| results.iter().any(|r| r.status == s);
     if any(Status::Fail) || (strict && any(Status::Warn)) {
@@ -219,6 +185,34 @@ pub fn exit_status(results: &[CheckResult], strict: bool, input_unusable: bool) 
     }
 }
 
+/// What each result means and what to do about it, in
+/// the report's order of statuses.
+pub const STATUS_MEANINGS: [(Status, &str); 5] = [
+    (
+        Status::Fail,
+        "The tripwire caught its problem in this run. Read the finding, fix the cause and run \
+         again, or report the number together with the finding.",
+    ),
+    (
+        Status::Warn,
+        "Something may distort the numbers without proving they are wrong. Keep the warning \
+         with the results.",
+    ),
+    (
+        Status::Unknown,
+        "The files could not decide. Supply the file named in the message, or check the \
+         engine's version; never read it as a pass.",
+    ),
+    (
+        Status::Pass,
+        "Checked and fine. Nothing to do; it covers this run only.",
+    ),
+    (
+        Status::NotApplicable,
+        "The check does not concern this engine or this kind of run. Nothing to do.",
+    ),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,7 +220,7 @@ mod tests {
 
     #[test]
     fn exit_rule() {
-        let r = |s| CheckResult::new(1, s, "");
+        let r = |s| CheckResult::new(Tripwire::SilentPreemption, s, "");
         assert_eq!(
             exit_status(&[r(Status::Pass), r(Status::Warn)], false, false),
             0
@@ -243,18 +237,33 @@ mod tests {
 
     #[test]
     fn result_json_shape() {
-        let r = CheckResult::new(1, Status::Fail, "22 preemptions during the run")
-            .with("engine", "vllm")
-            .with("preemptions", 22.0);
+        let r = CheckResult::new(
+            Tripwire::SilentPreemption,
+            Status::Fail,
+            "22 preemptions during the run",
+        )
+        .with("engine", "vllm")
+        .with("preemptions", 22.0);
         assert_eq!(
             to_compact(&r),
             r#"{"id": "T1", "name": "silent-preemption", "status": "fail", "message": "22 preemptions during the run", "evidence": {"engine": "vllm", "preemptions": 22.0}}"#
         );
-        let mut from_log = CheckResult::new(14, Status::NotApplicable, "");
+        let mut from_log = CheckResult::new(Tripwire::NullBlock, Status::NotApplicable, "");
         from_log.source = Some("boot.log".into());
         assert_eq!(
             to_compact(&from_log),
             r#"{"id": "T14", "name": "null-block", "status": "not_applicable", "message": "", "evidence": {}, "source": "boot.log"}"#
         );
+    }
+
+    #[test]
+    fn every_status_has_one_meaning_in_the_report_order() {
+        let order: Vec<Status> = STATUS_MEANINGS.iter().map(|(s, _)| *s).collect();
+        let mut sorted = order.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(order, sorted);
+        assert_eq!(order.len(), 5);
+        assert!(STATUS_MEANINGS.iter().all(|(_, m)| m.ends_with('.')));
     }
 }

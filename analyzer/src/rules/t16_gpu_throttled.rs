@@ -29,7 +29,8 @@ use crate::docs::GPU_SAMPLES;
 use crate::gpu_samples::{seconds_since, GpuSamples};
 use crate::json::{obj, Json};
 use crate::num::{fixed, round_dp, thousands};
-use crate::verdict::{CheckResult, Status};
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 
 /// A busy sample below this share of the card's maximum SM clock, with a limiting reason
 /// active, is throttled.
@@ -289,7 +290,7 @@ fn card_evidence(run: &CardRun) -> Json {
 /// No samples at all: can't tell.
 pub fn without_samples() -> CheckResult {
     CheckResult::new(
-        16,
+        Tripwire::GpuThrottled,
         Status::Unknown,
         format!(
             "no GPU samples ({GPU_SAMPLES}, written by inferlint-recorder record on the server's \
@@ -303,8 +304,12 @@ pub fn check(samples: &GpuSamples) -> CheckResult {
     // Every number of the file feeds the verdict or its evidence: a refused one is no
     // pass (plausible.rs).
     if let Some(bad) = samples.implausible.first() {
-        return CheckResult::new(16, Status::Unknown, crate::plausible::cannot_tell(bad))
-            .with("implausible", bad.to_string());
+        return CheckResult::new(
+            Tripwire::GpuThrottled,
+            Status::Unknown,
+            crate::plausible::cannot_tell(bad),
+        )
+        .with("implausible", bad.to_string());
     }
     let zero = samples
         .rows
@@ -313,7 +318,7 @@ pub fn check(samples: &GpuSamples) -> CheckResult {
     let runs = per_card(samples, zero);
     if runs.is_empty() {
         return CheckResult::new(
-            16,
+            Tripwire::GpuThrottled,
             Status::Unknown,
             format!("{GPU_SAMPLES} lists no card, so a throttled GPU cannot be ruled out"),
         );
@@ -344,7 +349,7 @@ pub fn check(samples: &GpuSamples) -> CheckResult {
         message.push_str(&format!(" (other cards: {})", others.join("; ")));
     }
     let w = &runs[worst];
-    CheckResult::new(16, status, message)
+    CheckResult::new(Tripwire::GpuThrottled, status, message)
         .with("gpu", w.card.index)
         .with("busy_s", round_dp(w.busy_s, 1))
         .with("throttled_s", round_dp(w.throttled_s, 1))

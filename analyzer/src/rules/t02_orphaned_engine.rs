@@ -8,7 +8,8 @@ use crate::docs::gate::{Gate, Reading};
 use crate::docs::teardown::Teardown;
 use crate::docs::{self, GATE, TEARDOWN};
 use crate::json::Json;
-use crate::verdict::{CheckResult, Status};
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 
 /// The clear-card threshold: an idle card reads 0 to a few hundred MiB, an orphaned
 /// engine keeps its weights and KV cache (21,768 MiB on the fixtures' card).
@@ -171,7 +172,7 @@ fn gate_result(doc: &Gate, refusal: &str) -> CheckResult {
         Some(refusal),
         "the card was not checked before the start",
     );
-    let mut r = CheckResult::new(2, status, message);
+    let mut r = CheckResult::new(Tripwire::OrphanedEngine, status, message);
     r.set("readings", readings_json(&doc.readings));
     if let Some(gpus) = &doc.gpus {
         r.set("gpus", docs::to_json(gpus));
@@ -206,7 +207,7 @@ pub fn no_teardown(recorder_died: bool) -> CheckResult {
         "the recorder did not stop the server"
     };
     let mut r = CheckResult::new(
-        2,
+        Tripwire::OrphanedEngine,
         Status::Unknown,
         format!(
             "{why}, so no reading shows whether the engine let go of the GPU (teardown.json is \
@@ -221,7 +222,7 @@ pub fn no_teardown(recorder_died: bool) -> CheckResult {
 /// T2 from `teardown.json`: the state the run left behind.
 pub fn from_teardown(doc: &Teardown) -> CheckResult {
     let (status, message) = teardown_judgement(doc);
-    let mut r = CheckResult::new(2, status, message);
+    let mut r = CheckResult::new(Tripwire::OrphanedEngine, status, message);
     r.set("readings", readings_json(&doc.readings));
     r.set(
         "left_after_the_server_stopped",
@@ -240,7 +241,7 @@ pub fn inspected(doc: &Gate) -> CheckResult {
 /// PIDs it signalled.
 pub fn torn_down(doc: &Teardown, signalled: &[i32]) -> CheckResult {
     let (status, message) = teardown_judgement(doc);
-    let mut r = CheckResult::new(2, status, message);
+    let mut r = CheckResult::new(Tripwire::OrphanedEngine, status, message);
     r.set("readings", readings_json(&doc.readings));
     r.set("signalled", docs::to_json(signalled));
     r
@@ -248,7 +249,7 @@ pub fn torn_down(doc: &Teardown, signalled: &[i32]) -> CheckResult {
 
 /// T2 where there is no `/proc`: can't tell.
 pub fn needs_linux() -> CheckResult {
-    CheckResult::new(2, Status::Unknown, NEEDS_LINUX)
+    CheckResult::new(Tripwire::OrphanedEngine, Status::Unknown, NEEDS_LINUX)
 }
 
 #[cfg(test)]

@@ -4,13 +4,16 @@
 //! did not provide (or the gate refused) is "can't tell", never a pass.
 
 use super::load_figures::{DECIDE_WITH, REQUESTED_FLAG};
-use super::{t01_preemption, t15_client_server};
+use super::{
+    t01_silent_preemption as t01_preemption, t15_client_server_mismatch as t15_client_server,
+};
 use crate::bench::aiperf_server::{AiperfServer, Reading, Seen};
 use crate::bench::BenchResult;
 use crate::engine::Engine;
 use crate::num::shortest;
 use crate::plausible::cannot_tell;
-use crate::verdict::{CheckResult, Status};
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 
 /// The evidence key naming the scrape file.
 pub const SCRAPE_FILE: &str = "scrape_file";
@@ -43,7 +46,7 @@ pub fn t1(engine: Engine, s: &AiperfServer, file: &str) -> CheckResult {
         let gauge = m.paused.unwrap_or("trtllm_num_paused_requests");
         let r = match value_or(s.gauge_max(gauge), gauge, s) {
             Ok(max) if max > 0.0 => CheckResult::new(
-                1,
+                Tripwire::SilentPreemption,
                 Status::Fail,
                 format!(
                     "paused requests seen in AIPerf's samples, up to {} at once; the exact count \
@@ -53,7 +56,7 @@ pub fn t1(engine: Engine, s: &AiperfServer, file: &str) -> CheckResult {
             )
             .with("paused_max", max),
             _ => CheckResult::new(
-                1,
+                Tripwire::SilentPreemption,
                 Status::Unknown,
                 "TensorRT-LLM counts no pauses and its paused gauge moves only when a request \
                  completes: the server log saved until after the run is needed to tell"
@@ -74,10 +77,14 @@ pub fn t1(engine: Engine, s: &AiperfServer, file: &str) -> CheckResult {
         (s.counter(counter), Seen::Counters)
     };
     let r = match reading {
-        Reading::Refused(bad) => CheckResult::new(1, Status::Unknown, cannot_tell(bad))
-            .with("engine", engine.key())
-            .with("series", counter)
-            .with("implausible", bad.to_string()),
+        Reading::Refused(bad) => CheckResult::new(
+            Tripwire::SilentPreemption,
+            Status::Unknown,
+            cannot_tell(bad),
+        )
+        .with("engine", engine.key())
+        .with("series", counter)
+        .with("implausible", bad.to_string()),
         Reading::Value(n) => t01_preemption::from_count(engine, counter, Some(n), ""),
         // SGLang exports its counter only after the first retraction; the gauge beside it
         // says it reads 0 (formats.md §4.5).
@@ -106,7 +113,7 @@ pub fn t8(
     };
     let mut r = match (requested, bench.and_then(|b| b.request_rate)) {
         (None, Some(rate)) => CheckResult::new(
-            8,
+            Tripwire::ConcurrencyNotReached,
             Status::NotApplicable,
             format!(
                 "{} sent a rate-based load ({} requests/s), which asks for no concurrency; \
@@ -117,7 +124,7 @@ pub fn t8(
         )
         .with("request_rate", rate),
         (None, None) => CheckResult::new(
-            8,
+            Tripwire::ConcurrencyNotReached,
             Status::Unknown,
             format!(
                 "how many requests the load kept open at once is unknown; {reached}; \
@@ -135,11 +142,17 @@ pub fn t8(
 fn judge_t8(engine: Engine, requested: i64, peak: &Result<f64, String>) -> CheckResult {
     let peak = match peak {
         Ok(p) => *p,
-        Err(why) => return CheckResult::new(8, Status::Unknown, why.clone()),
+        Err(why) => {
+            return CheckResult::new(
+                Tripwire::ConcurrencyNotReached,
+                Status::Unknown,
+                why.clone(),
+            )
+        }
     };
     if peak >= requested as f64 {
         return CheckResult::new(
-            8,
+            Tripwire::ConcurrencyNotReached,
             Status::Pass,
             format!(
                 "the server ran up to {} requests at once, as many as the {requested} asked for",
@@ -149,7 +162,7 @@ fn judge_t8(engine: Engine, requested: i64, peak: &Result<f64, String>) -> Check
     }
     if engine.gauges_lag() {
         return CheckResult::new(
-            8,
+            Tripwire::ConcurrencyNotReached,
             Status::Unknown,
             format!(
                 "{requested} requested; AIPerf's samples never showed more than {} running, but \
@@ -162,7 +175,7 @@ fn judge_t8(engine: Engine, requested: i64, peak: &Result<f64, String>) -> Check
         .with("gauges_lag", true);
     }
     CheckResult::new(
-        8,
+        Tripwire::ConcurrencyNotReached,
         Status::Fail,
         format!(
             "{requested} requested, but the server never ran more than {} at once",
@@ -184,9 +197,13 @@ pub fn t15(
 ) -> CheckResult {
     let m = engine.metrics();
     if let Some(bad) = result.implausible.first() {
-        let r = CheckResult::new(15, Status::Unknown, cannot_tell(bad))
-            .with("implausible", bad.to_string())
-            .with("result_file", result_file);
+        let r = CheckResult::new(
+            Tripwire::ClientServerMismatch,
+            Status::Unknown,
+            cannot_tell(bad),
+        )
+        .with("implausible", bad.to_string())
+        .with("result_file", result_file);
         return sourced(r, s, file, Seen::Counters);
     }
     let warmup = result.untimed.filter(|_| s.has_warmup());
@@ -199,9 +216,13 @@ pub fn t15(
         .find(|c| matches!(c, Reading::Refused(_)))
         .copied()
     {
-        let r = CheckResult::new(15, Status::Unknown, cannot_tell(bad))
-            .with("implausible", bad.to_string())
-            .with("result_file", result_file);
+        let r = CheckResult::new(
+            Tripwire::ClientServerMismatch,
+            Status::Unknown,
+            cannot_tell(bad),
+        )
+        .with("implausible", bad.to_string())
+        .with("result_file", result_file);
         return sourced(r, s, file, Seen::Counters);
     }
     let [done, tokens] = counts.map(|c| match c {

@@ -7,13 +7,14 @@ use crate::bench::BenchResult;
 use crate::counters::Pair;
 use crate::engine::Engine;
 use crate::num::thousands;
-use crate::verdict::{CheckResult, Status};
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 
 /// T15 when the server was down before the load: can't tell, and why (not a disagreement
 /// between the load tool's failures and a server that was not there).
 pub fn server_down(down: &ServerDown) -> CheckResult {
     CheckResult::new(
-        15,
+        Tripwire::ClientServerMismatch,
         Status::Unknown,
         format!(
             "the server was down before the load started: {}; there is no run to compare the \
@@ -33,7 +34,7 @@ pub fn pair_missing(result: &BenchResult, why: &str) -> CheckResult {
         _ => String::new(),
     };
     let mut r = CheckResult::new(
-        15,
+        Tripwire::ClientServerMismatch,
         Status::Unknown,
         format!("can't tell: {why}, so the server's counts cannot be compared{counted}"),
     )
@@ -60,16 +61,24 @@ pub fn check(
         .implausible(&[m.requests_finished, m.generation_tokens])
         .or_else(|| result.implausible.first());
     if let Some(bad) = bad {
-        return CheckResult::new(15, Status::Unknown, crate::plausible::cannot_tell(bad))
-            .with("implausible", bad.to_string())
-            .with("result_file", result_file);
+        return CheckResult::new(
+            Tripwire::ClientServerMismatch,
+            Status::Unknown,
+            crate::plausible::cannot_tell(bad),
+        )
+        .with("implausible", bad.to_string())
+        .with("result_file", result_file);
     }
     let deltas = pair
         .delta(m.requests_finished, &[], None)
         .and_then(|done| Ok((done, pair.delta(m.generation_tokens, &[], None)?)));
     let (done, tokens) = match deltas {
         Err(restart) => {
-            let mut r = CheckResult::new(15, Status::Unknown, restart.describe());
+            let mut r = CheckResult::new(
+                Tripwire::ClientServerMismatch,
+                Status::Unknown,
+                restart.describe(),
+            );
             r.evidence = restart.evidence();
             return r;
         }
@@ -92,14 +101,18 @@ pub fn compare(
     result_file: &str,
     expected_extra: i64,
 ) -> CheckResult {
-    let mut r = CheckResult::new(15, Status::Unknown, String::new())
-        .with("client_completed", result.completed)
-        .with("client_failed", result.failed)
-        .with("client_output_tokens", result.total_output_tokens)
-        .with("server_finished", done)
-        .with("server_output_tokens", tokens)
-        .with("expected_extra_requests", expected_extra)
-        .with("result_file", result_file);
+    let mut r = CheckResult::new(
+        Tripwire::ClientServerMismatch,
+        Status::Unknown,
+        String::new(),
+    )
+    .with("client_completed", result.completed)
+    .with("client_failed", result.failed)
+    .with("client_output_tokens", result.total_output_tokens)
+    .with("server_finished", done)
+    .with("server_output_tokens", tokens)
+    .with("expected_extra_requests", expected_extra)
+    .with("result_file", result_file);
     let (Some(done), Some(tokens)) = (done, tokens) else {
         r.message = missing;
         return r;

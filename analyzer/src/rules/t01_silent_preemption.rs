@@ -6,8 +6,9 @@ use crate::counters::Pair;
 use crate::engine::Engine;
 use crate::num::plural;
 use crate::plausible;
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 use crate::series::{column, Field, Series};
-use crate::verdict::{CheckResult, Status};
 
 pub fn check(
     engine: Engine,
@@ -29,7 +30,7 @@ fn with_counter(
     pair: &Pair<'_>,
 ) -> CheckResult {
     let base = |status, msg: String| {
-        CheckResult::new(1, status, msg)
+        CheckResult::new(Tripwire::SilentPreemption, status, msg)
             .with("engine", engine.key())
             .with("series", counter)
     };
@@ -39,7 +40,8 @@ fn with_counter(
     }
     match pair.delta(counter, &[], witness) {
         Err(restart) => {
-            let mut r = CheckResult::new(1, Status::Fail, restart.describe());
+            let mut r =
+                CheckResult::new(Tripwire::SilentPreemption, Status::Fail, restart.describe());
             r.evidence = restart.evidence();
             r
         }
@@ -57,7 +59,7 @@ pub fn from_count(
 ) -> CheckResult {
     let word = engine.eviction_word();
     let base = |status, msg: String| {
-        CheckResult::new(1, status, msg)
+        CheckResult::new(Tripwire::SilentPreemption, status, msg)
             .with("engine", engine.key())
             .with("series", counter)
     };
@@ -91,7 +93,7 @@ fn trtllm(engine: Engine, series: Option<&Series>, facts: Option<&BootFacts>) ->
         .paused
         .unwrap_or("trtllm_num_paused_requests");
     let base = |status, msg: String| {
-        CheckResult::new(1, status, msg)
+        CheckResult::new(Tripwire::SilentPreemption, status, msg)
             .with("engine", engine.key())
             .with("series", gauge)
     };

@@ -13,11 +13,12 @@ use crate::input::InputError;
 use crate::inputs::RunInput;
 use crate::manifest::Manifest;
 use crate::plausible;
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 use crate::series::Series;
-use crate::verdict::{CheckResult, Status};
 
-use super::t18_warm_up::{self, WarmUpInputs};
-use super::{t16_gpu_throttled, t17_prefix_cache};
+use super::t18_warm_up_in_window::{self as t18_warm_up, WarmUpInputs};
+use super::{t16_gpu_throttled, t17_prefix_cache_hits as t17_prefix_cache};
 
 /// What the three checks draw on, parsed once by the analysis.
 pub struct Measured<'a> {
@@ -60,7 +61,7 @@ pub fn run(m: &Measured<'_>) -> Vec<CheckResult> {
     let mut out = Vec::new();
     match m.gpu {
         Some(Ok(samples)) => out.push(t16_gpu_throttled::check(samples)),
-        Some(Err(e)) => out.push(crate::analysis::unknown_for(16, e)),
+        Some(Err(e)) => out.push(crate::analysis::unknown_for(Tripwire::GpuThrottled, e)),
         None if ours => out.push(t16_gpu_throttled::without_samples()),
         None => {}
     }
@@ -77,10 +78,10 @@ pub fn run(m: &Measured<'_>) -> Vec<CheckResult> {
             };
             out.push(t17_prefix_cache::check(m.snapshot_engine, pair, untimed));
         }
-        (None, Some(e)) => out.push(crate::analysis::unknown_for(17, e)),
+        (None, Some(e)) => out.push(crate::analysis::unknown_for(Tripwire::PrefixCacheHits, e)),
         (None, None) => out.extend(
             m.pair_missing
-                .map(|why| crate::analysis::missing_for(17, why)),
+                .map(|why| crate::analysis::missing_for(Tripwire::PrefixCacheHits, why)),
         ),
     }
     let log_during_load = m

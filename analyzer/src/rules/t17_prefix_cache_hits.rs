@@ -23,7 +23,8 @@ use crate::json::Json;
 use crate::num::{fixed, round_dp, thousands};
 use crate::plausible::{self, Implausible};
 use crate::prom::Exposition;
-use crate::verdict::{CheckResult, Status};
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 
 /// A share of prompt tokens served from the cache from which the throughput is flagged.
 pub const WARN_SHARE: f64 = 0.10;
@@ -63,7 +64,7 @@ fn counter_names(names: &PrefixCache) -> Vec<&'static str> {
 pub fn check(engine: Engine, pair: &Pair<'_>, untimed: Untimed<'_>) -> CheckResult {
     let names = engine.prefix_cache();
     let base = |status, message: String| {
-        CheckResult::new(17, status, message)
+        CheckResult::new(Tripwire::PrefixCacheHits, status, message)
             .with("engine", engine.key())
             .with("source", names.source)
     };

@@ -6,17 +6,22 @@ use crate::bootlog::{BootFacts, RunningCap};
 use crate::engine::Engine;
 use crate::json::Json;
 use crate::num::shortest;
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 use crate::series::{column, Series};
-use crate::verdict::{CheckResult, Status};
 
 pub fn check(series: &Series, requested: i64, facts: Option<&BootFacts>) -> CheckResult {
     let engine = series.engine();
     let peak = series.peak_running();
     let in_flight = series.peak_in_flight();
-    let mut r = CheckResult::new(8, Status::Unknown, String::new())
-        .with("requested", requested)
-        .with("peak_running", peak)
-        .with("peak_in_flight", in_flight);
+    let mut r = CheckResult::new(
+        Tripwire::ConcurrencyNotReached,
+        Status::Unknown,
+        String::new(),
+    )
+    .with("requested", requested)
+    .with("peak_running", peak)
+    .with("peak_in_flight", in_flight);
     let queued_limit = facts.and_then(BootFacts::max_num_queued_reqs);
     if let Some(f) = facts {
         if let (Some(x), Some(len)) = (f.max_concurrency, f.max_concurrency_request_len) {
@@ -90,7 +95,7 @@ pub fn check(series: &Series, requested: i64, facts: Option<&BootFacts>) -> Chec
 /// T8 when the server was down before the load: can't tell, and why (not "ran at most 0").
 pub fn server_down(requested: i64, down: &ServerDown) -> CheckResult {
     CheckResult::new(
-        8,
+        Tripwire::ConcurrencyNotReached,
         Status::Unknown,
         format!(
             "{requested} requested, but the server was down before the load started: {}; \

@@ -1,12 +1,13 @@
 //! T7 from the recorder's live probe (`probe.json`, recorder.md §6): one request, a burst,
 //! a health check. The outcome is the recorder's, reached by the shared rule below.
 
+use crate::rules::Tripwire;
 use serde::Serialize;
 
 use crate::docs::probe::{Probe, ProbeOutcome, Reply};
 use crate::docs::{self, PROBE};
 use crate::json::Json;
-use crate::verdict::{CheckResult, Status};
+use crate::rules::verdict::{CheckResult, Status};
 
 /// The burst's figures in the evidence.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -114,7 +115,7 @@ pub fn from_document(doc: &Probe) -> CheckResult {
     };
     let status = if passed { Status::Pass } else { Status::Fail };
     let message = doc.message.clone().unwrap_or(derived.message);
-    let mut r = CheckResult::new(7, status, message);
+    let mut r = CheckResult::new(Tripwire::CrashAfterReady, status, message);
     if let Json::Obj(pairs) = derived.evidence {
         r.evidence = pairs;
     }

@@ -5,10 +5,11 @@
 //! its thresholds: `README.md`, T19).
 
 use crate::num::shortest;
-use crate::verdict::{CheckResult, Status};
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 
 /// The tripwire's number: the first after the single-server ones.
-pub const TRIPWIRE: u8 = 19;
+pub const TRIPWIRE: Tripwire = Tripwire::LoadUnbalanced;
 
 /// Another replica's peak running under this share of a saturated replica's peak counts
 /// as running few: the saturated one carried at least twice its load. The same share of

@@ -28,8 +28,9 @@ use crate::bench::Requests;
 use crate::engine::Engine;
 use crate::num::{fixed, round_dp};
 use crate::plausible::{self, Implausible};
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 use crate::series::{column, Field, Series};
-use crate::verdict::{CheckResult, Status};
 
 /// The first wave's median time to first token over the rest's, from which it is flagged.
 pub const RATIO: f64 = 3.0;
@@ -201,8 +202,8 @@ pub fn check(inputs: &WarmUpInputs<'_>) -> CheckResult {
     let lines = inputs
         .log_during_load
         .map(|log| warm_up_lines(inputs.engine, log));
-    let mut r =
-        CheckResult::new(18, Status::Unknown, String::new()).with("engine", inputs.engine.key());
+    let mut r = CheckResult::new(Tripwire::WarmUpInWindow, Status::Unknown, String::new())
+        .with("engine", inputs.engine.key());
     if let Some(l) = &lines {
         r.set("log_lines", l.len());
         if let Some(first) = l.first() {

@@ -3,14 +3,15 @@
 
 use crate::blocks::{self, Inference, InferenceFailure};
 use crate::engine::Engine;
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 use crate::series::{column, Series};
 use crate::snapshot::Snapshot;
-use crate::verdict::{CheckResult, Status};
 
 /// Not applicable to an engine without a block-count info series.
 pub fn not_applicable(engine: Engine) -> CheckResult {
     CheckResult::new(
-        14,
+        Tripwire::NullBlock,
         Status::NotApplicable,
         format!(
             "does not apply to {}: T14 is about vLLM's reserved null block, and {} exports no \
@@ -39,7 +40,7 @@ pub fn check(series: &Series, after: &Snapshot) -> (CheckResult, Option<u64>) {
     let Some(b) = reported else {
         return (
             CheckResult::new(
-                14,
+                Tripwire::NullBlock,
                 Status::Unknown,
                 format!("the {info_name} series has no usable num_gpu_blocks label"),
             ),
@@ -47,13 +48,17 @@ pub fn check(series: &Series, after: &Snapshot) -> (CheckResult, Option<u64>) {
         );
     };
     if let Some(bad) = series.implausible_in(&[column::KV_USAGE]) {
-        let r = CheckResult::new(14, Status::Unknown, crate::plausible::cannot_tell(bad))
-            .with("reported_num_gpu_blocks", b)
-            .with("implausible", bad.to_string());
+        let r = CheckResult::new(
+            Tripwire::NullBlock,
+            Status::Unknown,
+            crate::plausible::cannot_tell(bad),
+        )
+        .with("reported_num_gpu_blocks", b)
+        .with("implausible", bad.to_string());
         return (r, None);
     }
     let inf: Inference = blocks::infer(series.usage_readings());
-    let mut r = CheckResult::new(14, Status::Unknown, String::new())
+    let mut r = CheckResult::new(Tripwire::NullBlock, Status::Unknown, String::new())
         .with("reported_num_gpu_blocks", b)
         .with("inferred_usable_blocks", inf.blocks)
         .with("distinct_readings", inf.distinct);

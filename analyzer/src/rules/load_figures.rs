@@ -6,8 +6,9 @@
 use crate::bench::BenchResult;
 use crate::manifest::Manifest;
 use crate::num::shortest;
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 use crate::series::Series;
-use crate::verdict::{CheckResult, Status};
 
 /// The flag that gives T8 its requested concurrency.
 pub const REQUESTED_FLAG: &str = "--requested N";
@@ -49,7 +50,7 @@ pub fn t8(
                 .map(|s| format!(", {s}"))
                 .unwrap_or_default();
             return CheckResult::new(
-                8,
+                Tripwire::ConcurrencyNotReached,
                 Status::NotApplicable,
                 format!(
                     "{} sent a rate-based load ({} requests/s{sweep}), which asks for no \
@@ -70,7 +71,7 @@ pub fn t8(
         None => why_no_result(manifest),
     };
     CheckResult::new(
-        8,
+        Tripwire::ConcurrencyNotReached,
         Status::Unknown,
         format!(
             "how many requests the load kept open at once is unknown ({why}); {reached}; \
@@ -84,7 +85,7 @@ pub fn t8(
 /// T15 with no load-tool result to compare the server's counters with.
 pub fn t15(manifest: Option<&Manifest>) -> CheckResult {
     CheckResult::new(
-        15,
+        Tripwire::ClientServerMismatch,
         Status::Unknown,
         format!(
             "no load-tool counts to compare with the server's ({}); \

@@ -13,7 +13,8 @@ use crate::bootlog::{BootLog, Failure};
 use crate::docs::manifest::Exit;
 use crate::docs::teardown::{Delivery, Target, Teardown};
 use crate::manifest::Manifest;
-use crate::verdict::{CheckResult, Status};
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 
 /// What the recording's own documents say about how it ended.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -172,7 +173,8 @@ impl RunOutcome {
         if let Some(r) = earlier.filter(|r| r.status == Status::Pass) {
             msg.push_str(&format!(" (before the load: {})", r.message));
         }
-        let mut r = CheckResult::new(7, Status::Fail, msg).with("server_exit", how.as_str());
+        let mut r = CheckResult::new(Tripwire::CrashAfterReady, Status::Fail, msg)
+            .with("server_exit", how.as_str());
         if let Some(f) = cause {
             r.set("kind", f.kind.as_str());
             r.set("lineno", f.lineno);
