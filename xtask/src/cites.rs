@@ -1,9 +1,9 @@
 //! `cargo xtask tidy`, the citations: a source comment or a Markdown file of the repository
 //! may point only at documents the repository holds. A name ending in `.md` must be a file
 //! of this repository (relative to the file that names it, to the repository's root, or
-//! as the tail of a path in it, such as `checks/README.md`), an `#anchor` after it must be
-//! a heading or an `<a id>` of that file, and no section sign appears: sections are cited
-//! by anchor. A document outside the repository cannot be followed by the next owner.
+//! as the tail of a path in it, such as `recorded/README.md`), an `#anchor` after it must
+//! be a heading or an `<a id>` of that file, and no section sign appears: sections are
+//! cited by anchor. A document outside the repository cannot be followed by the next owner.
 //!
 //! Rust files are read for their comments only (a small lexer sets string and char
 //! literals apart); Markdown files, and the comments of the other scripts (Python,
