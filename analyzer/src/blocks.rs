@@ -1,5 +1,5 @@
-//! Reading the KV gauge in blocks (formats.md §7): the gauge's denominator inferred from
-//! its readings, and how many requests of one sample's size fit.
+//! Reading the KV gauge in blocks (docs/run-folder.md#kv-blocks): the gauge's denominator
+//! inferred from its readings, and how many requests of one sample's size fit.
 
 use crate::engine::Engine;
 use crate::plausible::Implausible;
@@ -210,7 +210,7 @@ fn exact_fraction(v: f64) -> (u128, u128) {
     }
 }
 
-/// Requests of this sample's size that fit in the whole pool (formats.md §7): with the
+/// Requests of this sample's size that fit in the whole pool: with the
 /// block count known, in whole blocks; otherwise `floor(running / usage + 1e-9)`.
 /// `None` when the sample cannot give one (no usage, or zero used blocks).
 pub fn ceiling(running: f64, usage: f64, blocks: Option<u64>) -> Option<i64> {

@@ -1,6 +1,6 @@
 //! Boot logs against the recorded fixtures: every `check-log` case of
 //! `expected-verdicts.json` (statuses and evidence), and the facts and classifier outcomes
-//! that bootlog.md §5.4 and §10 list.
+//! the recorded logs show.
 
 mod common;
 

@@ -80,6 +80,7 @@ pub(crate) fn tidy() -> Result<()> {
     for f in &findings {
         eprintln!("{}:{}: {}: {}", f.file, f.line, f.rule, f.detail);
     }
+    crate::cites::check(&top)?;
     if !findings.is_empty() {
         bail!(
             "tidy: {} broken invariant(s) (see ARCHITECTURE.md, \"Architecture invariants\")",

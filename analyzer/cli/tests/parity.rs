@@ -39,7 +39,8 @@ fn run_case(root: &Path, key: &str) -> Option<(Vec<CheckResult>, i32)> {
             };
             let a = analyze(&input, &opts).expect("analyze");
             // Every result counts: on the reference's folders T16 and T18 are not checked
-            // (no recorder's captures), so the status is what formats.md §8.3 says.
+            // (no recorder's captures), so the status is what the exit rule gives
+            // (docs/tripwires.md#exit-status).
             let code = exit_status(&a.report.checks, false, !a.errors.is_empty());
             Some((a.report.checks, code))
         }

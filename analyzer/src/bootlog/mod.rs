@@ -1,5 +1,6 @@
-//! Boot logs: the facts of each start, the failure classifier, and which starts share
-//! their settings (the rules that judge them are in `rules/`: T4–T7, T11, T12).
+//! Boot logs (docs/run-folder.md#boot-log): the facts of each start, the failure
+//! classifier, and which starts share their settings (the rules that judge them are in
+//! `rules/`: T4–T7, T11, T12).
 //!
 //! The public types and functions below are the contract the rest of the analyzer uses.
 //! The work is split by job: `scan` walks the lines once (`lines` prepares each line,
@@ -54,7 +55,7 @@ impl Unparsed {
     }
 }
 
-/// The server's own limit on running requests (checks.md §3.1).
+/// The server's own limit on running requests (T8 names it: docs/tripwires.md#t8).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunningCap {
     /// The limit it runs with.
@@ -69,7 +70,7 @@ pub struct RunningCap {
     pub from_max_num_seqs: bool,
 }
 
-/// Everything a boot log says (bootlog.md §2.9), plus derived facts.
+/// Everything a boot log says (its facts record, `record.rs`), plus derived facts.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BootFacts {
     pub engine: Option<Engine>,
@@ -113,7 +114,7 @@ pub struct BootFacts {
     /// Field id → every distinct value seen, in order of first appearance.
     pub conflicts: Vec<(String, Vec<Json>)>,
     pub lines: usize,
-    /// A start's identity for T4/T11 (bootlog.md §2.7, §6).
+    /// A start's identity for T4/T11 (docs/tripwires.md#t4).
     pub config_args: Option<Json>,
     /// Seconds from the first to the last stamped line up to the ready line.
     pub boot_seconds: Option<f64>,
@@ -163,7 +164,8 @@ impl BootFacts {
         }
         args.get("capacity_scheduler_policy").and_then(Json::as_str)
     }
-    /// The running cap of checks.md §3.1, first match wins.
+    /// The running cap: the limit the engine printed, else vLLM's non-default
+    /// `max_num_seqs`.
     ///
     /// `requested_running` is set only when the engine printed a lower limit than the one
     /// it was started with (the "lowered its limit" case).
@@ -189,7 +191,7 @@ impl BootFacts {
             _ => None,
         }
     }
-    /// The untested-version note of §2.10, when the version is not a tested series.
+    /// The untested-version note, when the version is not a tested series.
     pub fn untested_version_note(&self) -> Option<String> {
         let version = self.version()?;
         let engine = self.engine.unwrap_or(Engine::Vllm);
@@ -205,7 +207,7 @@ impl BootFacts {
     }
 }
 
-/// A failure found by the classifier (bootlog.md §5).
+/// A failure found by the classifier (docs/tripwires.md#classifier).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
     pub kind: String,
@@ -220,7 +222,7 @@ pub struct Failure {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Classification {
     pub failure: Option<Failure>,
-    /// Admission-control rejections set aside (§5.1 step 6).
+    /// Admission-control rejections set aside (never a failure).
     pub rejections: usize,
     pub first_rejection_lineno: Option<usize>,
     /// The worst error a later served request set aside (step 5): not a failure by
@@ -232,7 +234,7 @@ pub struct Classification {
 /// One boot log read and classified.
 #[derive(Debug, Clone)]
 pub struct BootLog {
-    /// The short name used in messages and evidence (§6 labels).
+    /// The short name used in messages and evidence (`labels`).
     pub label: String,
     pub facts: BootFacts,
     pub classification: Classification,
@@ -262,19 +264,19 @@ pub fn read_facts(text: &str, named: Option<Engine>) -> BootFacts {
     finish(facts, text, named)
 }
 
-/// Classifies one log (§5).
+/// Classifies one log (`classify`).
 pub fn classify(text: &str) -> Classification {
     let mut cls = classify::Classifier::new();
     scan::each_line(text, |v| cls.line(v));
     cls.end()
 }
 
-/// Short, distinct labels for several log paths (§6 "Labels").
+/// Short, distinct labels for several log paths.
 pub fn labels(paths: &[String]) -> Vec<String> {
     labels::labels(paths)
 }
 
-/// Reads and classifies logs given as (path, text); labels per §6.
+/// Reads and classifies logs given as (path, text), each with its label.
 pub fn read_logs(logs: &[(String, String)], named: Option<Engine>) -> Vec<BootLog> {
     let paths: Vec<String> = logs.iter().map(|(p, _)| p.clone()).collect();
     labels(&paths)
