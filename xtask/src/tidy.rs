@@ -237,7 +237,7 @@ fn check_file(rel: &str, text: &str) -> Vec<Finding> {
 }
 
 /// A string passed straight to `.set(` or `.with(`: a check's evidence key, whose names
-/// checks.md fixes (some equal a document's key, as T2's `left_after_the_server_stopped`).
+/// the checks fix (some equal a document's key, as T2's `left_after_the_server_stopped`).
 fn is_evidence_key(tokens: &[Token], i: usize) -> bool {
     tokens[..i]
         .iter()

@@ -1,5 +1,5 @@
 //! T1: requests evicted from the KV cache and recomputed, counted or logged per engine
-//! (checks.md §2).
+//! (docs/tripwires.md#t1).
 
 use crate::bench::aiperf_server::{Reading, Seen};
 use crate::bootlog::BootFacts;

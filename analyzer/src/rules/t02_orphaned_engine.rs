@@ -1,5 +1,5 @@
-//! T2: an engine process left holding the GPU (checks.md §8). The clear-card rule
-//! (recorder.md §7.2) is decided here, over the readings the recorder takes (it only
+//! T2: an engine process left holding the GPU (docs/tripwires.md#t2). The clear-card rule
+//! is decided here, over the readings the recorder takes (it only
 //! reads `nvidia-smi`, `/proc` and the clock); the verdict comes from the documents the
 //! rule fills: `teardown.json`, else `gate.json`, read back by the analyzer, or judged
 //! live by the recorder's `gpu-inspect` and `teardown` commands before it prints them.
@@ -31,8 +31,8 @@ pub const STOP_TIMEOUT_S: f64 = 120.0;
 pub const NEEDS_LINUX: &str = "Checking that the GPU is free needs Linux: it finds the server's processes in /proc. Run it where the server runs.";
 
 /// How the reason of a card that could not be read at all begins (no `nvidia-smi`):
-/// the finding is "can't tell", never "not clear" (ARCHITECTURE.md adjusts recorder.md
-/// §7.2: unreadable is still never clear).
+/// the finding is "can't tell", never "not clear" (a departure from the reference, which
+/// waits out its timeout and fails; unreadable is still never clear).
 pub const NO_READER: &str = "can't tell whether the GPU is free: its memory cannot be read";
 
 /// Whether a document's reason says the card could not be read at all.
@@ -135,7 +135,7 @@ fn seconds(x: f64) -> String {
     }
 }
 
-/// Status and message from what a document says (the table of checks.md §8).
+/// Status and message from what a document says (docs/tripwires.md#t2).
 fn judge(
     linux: bool,
     abandoned: bool,
@@ -248,12 +248,12 @@ pub fn from_teardown(doc: &Teardown) -> CheckResult {
     r
 }
 
-/// T2 as `gpu-inspect` prints it (recorder.md §7.3), from the gate document it fills.
+/// T2 as `gpu-inspect` prints it, from the gate document it fills.
 pub fn inspected(doc: &Gate) -> CheckResult {
     gate_result(doc, "card not clear; refusing to boot.")
 }
 
-/// T2 as `teardown` prints it (recorder.md §8.2 step 5): evidence the readings and the
+/// T2 as `teardown` prints it: evidence the readings and the
 /// PIDs it signalled.
 pub fn torn_down(doc: &Teardown, signalled: &[i32]) -> CheckResult {
     let (status, message) = teardown_judgement(doc);
@@ -294,7 +294,6 @@ mod tests {
 
     #[test]
     fn the_clear_card_rule() {
-        // recorder.md §10 item 13.
         let rule = Rule::with_timeout(STOP_TIMEOUT_S);
         let mem = [18900, 300, 18500, 250, 240].map(Some);
         let v = run(&rule, &mem, &[1, 0, 1, 0, 0]);

@@ -1,4 +1,4 @@
-//! T7 from the recorder's live probe (`probe.json`, recorder.md §6): one request, a burst,
+//! T7 from the recorder's live probe (`probe.json`, docs/tripwires.md#t7): one request, a burst,
 //! a health check. The outcome is the recorder's, reached by the shared rule below.
 
 use crate::rules::Tripwire;
@@ -22,7 +22,8 @@ struct BurstEvidence {
     rejected: usize,
 }
 
-/// The evidence of recorder.md §6 step 7.
+/// The probe's evidence: the model, the first reply, the burst's figures, and whether
+/// the server answered its health check after.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 struct Evidence<'a> {
     model: &'a Option<String>,
@@ -92,7 +93,7 @@ fn admission_message(f: &BootFacts, k: usize, first: Option<usize>) -> String {
     )
 }
 
-/// The probe's outcome from its stored replies (recorder.md §6 step 7). The recorder
+/// The probe's outcome from its stored replies. The recorder
 /// writes this outcome; the analyzer re-derives it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {

@@ -1,5 +1,4 @@
-//! T8: the load tool kept N requests open, but the server may have run far fewer (checks.md
-//! §3).
+//! T8: the load tool kept N requests open, but the server may have run far fewer (docs/tripwires.md#t8).
 
 use super::load_figures::{self, DECIDE_WITH, REQUESTED_FLAG};
 use super::server_down::ServerDown;
@@ -416,7 +415,7 @@ pub fn server_down(requested: i64, down: &ServerDown) -> CheckResult {
 }
 
 /// Why the server ran at most `cap` at once, naming the engine and its own setting
-/// (checks.md §3.1).
+/// (`BootFacts::running_cap_info`).
 pub fn explain_cap(cap: &RunningCap) -> String {
     let setting = |n: i64| match cap.engine {
         Engine::Trtllm => format!("max_batch_size {n}"),

@@ -1,5 +1,5 @@
 //! T9: with the cache full, the number of requests that fit falls as their outputs grow,
-//! so no single "max concurrency" describes the run (checks.md §4).
+//! so no single "max concurrency" describes the run (docs/tripwires.md#t9).
 
 use crate::blocks::ceiling;
 use crate::engine::Engine;

@@ -1,5 +1,5 @@
 //! T10: a rate computed from whole-second stamps is off by up to a second at each end;
-//! the snapshots' own sub-second clocks give the real one (checks.md §5).
+//! the snapshots' own sub-second clocks give the real one (docs/tripwires.md#t10).
 
 use crate::counters::Pair;
 use crate::num::fixed;

@@ -1,6 +1,6 @@
 //! T15: the load tool's counts and the server's counters must agree; a difference means
 //! other traffic shared the server, or the client counted work the server did not do
-//! (checks.md §7).
+//! (docs/tripwires.md#t15).
 
 use super::load_figures;
 use super::server_down::ServerDown;

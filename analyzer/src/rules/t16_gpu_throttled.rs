@@ -2,7 +2,7 @@
 //! lowers its SM clock and tokens per second fall, with no log line anywhere. Decided
 //! from the recorder's GPU samples (`docs::gpu`), per card.
 //!
-//! The rule (spelled out in `checks/README.md`, T16):
+//! The rule (spelled out in docs/tripwires.md#t16):
 //! - a sample is *busy* when the card's utilization is at least [`BUSY_UTIL_PCT`] (when
 //!   no utilization is reported: when `gpu_idle` is not among its reasons);
 //! - a busy sample is *throttled* when a power or thermal reason ([`LIMITING`]) is active

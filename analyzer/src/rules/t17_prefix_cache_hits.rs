@@ -3,7 +3,7 @@
 //! that way does not carry over to traffic without those hits. Decided from the engine's
 //! prefix-cache counters between the before and after readings (`Engine::prefix_cache`).
 //!
-//! The rule (spelled out in `checks/README.md`, T17): share = Δ(prompt tokens served from
+//! The rule (spelled out in docs/tripwires.md#t17): share = Δ(prompt tokens served from
 //! the cache) / Δ(prompt tokens looked up), less the load tool's untimed requests (its
 //! test request and warm-ups repeat the first prompt, so all but one of them are hits
 //! outside the measurement; each is taken at the result's mean prompt length). **Warn**

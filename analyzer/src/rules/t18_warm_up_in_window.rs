@@ -2,7 +2,7 @@
 //! costs (CUDA-graph capture for a new batch size, compilation, lazy allocation, kernel
 //! JIT) that the rest do not, so a short run's throughput and latency include them.
 //!
-//! The rule (spelled out in `checks/README.md`, T18), from two kinds of evidence:
+//! The rule (spelled out in docs/tripwires.md#t18), from two kinds of evidence:
 //! - **per-request times** from the load tool (`vllm bench serve --save-detailed`:
 //!   `ttfts`, `start_times`, `latencies`; GuideLLM's request records of its measured
 //!   window, `bench/guidellm.rs`). The *first wave* is the requests that started

@@ -2,7 +2,7 @@
 //! (it preempted, or requests waited with its cache full) while another never ran even
 //! half as many requests at once, or never filled even half of its own cache. The fleet's
 //! throughput then measures the router's placement, not the pool's capacity (the rule and
-//! its thresholds: `README.md`, T19).
+//! its thresholds: docs/tripwires.md#t19).
 
 use crate::num::shortest;
 use crate::rules::absent::{Input, Judged};
