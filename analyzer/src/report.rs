@@ -1,11 +1,10 @@
-//! The Report (`results.json`, `analyze --json`; formats.md §8.2): every verdict of the run
+//! The Report (`results.json`, `analyze --json`; docs/run-folder.md#results-json): every verdict of the run
 //! and what the report page shows.
 
 use serde::{Serialize, Serializer};
 
 use crate::bench::BenchResult;
 use crate::bootlog::{BootFacts, BootLog};
-use crate::catalog::GuideEntry;
 use crate::counters::Pair;
 use crate::engine::Engine;
 use crate::inputs::RunInput;
@@ -17,8 +16,9 @@ use crate::json::ordered_map;
 use crate::manifest::Manifest;
 use crate::num::thousands;
 use crate::phases::PhaseVerdict;
+use crate::rules::registry::{self, GuideEntry};
+use crate::rules::verdict::{CheckResult, Status};
 use crate::series::Series;
-use crate::verdict::{CheckResult, Status};
 
 // The Report's parts are made where they are computed; named from here too.
 pub use crate::fleet::ReplicaReport;
@@ -32,7 +32,7 @@ pub struct Banner {
     pub state: String,
     pub stage: Option<String>,
     pub problem: Option<String>,
-    /// What broke, a sentence each (`checks::run_outcome`); left out when nothing did.
+    /// What broke, a sentence each (`rules::outcome`); left out when nothing did.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub what_broke: Vec<String>,
 }
@@ -241,7 +241,7 @@ impl Report {
             test,
             setup,
             status_note,
-            glossary: crate::catalog::glossary(engine)
+            glossary: crate::glossary::glossary(engine)
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
@@ -291,7 +291,7 @@ impl Report {
     }
 }
 
-/// Written as formats.md §8.2 lays it out ([`ReportDocument`]).
+/// Written as docs/run-folder.md#results-json lays it out ([`ReportDocument`]).
 impl Serialize for Report {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         ReportDocument::of(self).serialize(s)
@@ -361,8 +361,7 @@ impl<'a> ReportDocument<'a> {
             charts: &report.charts,
             server: &report.server,
             glossary: &report.glossary,
-            guide: crate::catalog::all()
-                .iter()
+            guide: registry::single_server()
                 .map(|t| t.guide_entry(engine))
                 .collect(),
             made_from: &report.made_from,
@@ -438,7 +437,7 @@ fn glossary_entries<S: Serializer>(entries: &[(String, String)], s: S) -> Result
     )
 }
 
-/// "The setup" (report.md §4.4).
+/// "The setup": the server address, the files read and how many tripwires were checked.
 fn setup_facts(
     inputs: &ReportInputs<'_>,
     summary: &Summary,
@@ -482,7 +481,7 @@ fn setup_facts(
         out.push(Fact::new("Made from", made_from.join(", ")));
     }
     let (checked, missing) = account::unchecked(&inputs.checks, engine);
-    let mut v = format!("{checked} of {}", crate::verdict::SLUGS.len());
+    let mut v = format!("{checked} of {}", registry::single_server().count());
     if !missing.is_empty() {
         v.push_str(&format!(". Not here: {}", missing.join("; ")));
     }
@@ -491,7 +490,7 @@ fn setup_facts(
 }
 
 impl Report {
-    /// The line the passes and not-applicables are folded under (report.md §5): "n passed",
+    /// The line the passes and not-applicables are folded under: "n passed",
     /// or "All n checks passed" when no other result is shown, plus "; k does/do not apply
     /// to <engine>"; `None` when there is nothing to fold.
     /// A sweep whose worst phase is not a pass is never "All n checks passed".

@@ -84,7 +84,7 @@ impl Recorded {
         self.report
             .checks
             .iter()
-            .find(|c| c.tripwire == tripwire)
+            .find(|c| c.tripwire.number() == tripwire)
             .unwrap_or_else(|| panic!("no T{tripwire}"))
     }
 
@@ -121,7 +121,11 @@ impl Recorded {
                     let pack = analyzer::pack::decode(run).unwrap();
                     let (input, opts) = analyzer::pack::from_pack(&pack);
                     let shown = analyzer::analyze(&input, &opts).unwrap();
-                    let on_page = shown.report.checks.iter().find(|c| c.tripwire == tripwire);
+                    let on_page = shown
+                        .report
+                        .checks
+                        .iter()
+                        .find(|c| c.tripwire.number() == tripwire);
                     assert_eq!(
                         on_page.map(|c| c.status),
                         Some(r.status),

@@ -230,7 +230,7 @@ fn analyze(dir: &Path) -> analyzer::Analysis {
 fn check(checks: &[CheckResult], t: u8) -> &CheckResult {
     checks
         .iter()
-        .find(|c| c.tripwire == t)
+        .find(|c| c.tripwire.number() == t)
         .unwrap_or_else(|| panic!("no T{t} in {checks:#?}"))
 }
 

@@ -1,15 +1,15 @@
-//! The failure classifier (bootlog.md §5): why the server died, and when.
+//! The failure classifier (docs/tripwires.md#classifier): why the server died, and when.
 //!
-//! One pass, constant state. The rules of §5.2 are tried in priority order, rule order
+//! One pass, constant state. The rules (`KINDS`) are tried in priority order, rule order
 //! beating line order; equivalently the failure is the earliest line of the best-ranked
 //! rule among the lines that count. Lines stop counting when a later served request shows
-//! the server survived them (§5.1 step 5): on each served line the candidates found so
+//! the server survived them (step 5 below): on each served line the candidates found so
 //! far are dropped, so no look-ahead is needed.
 //!
 //! A stop from outside is no failure, whatever the server logs after it. vLLM tags its
-//! stop with `[shutdown]` (§5.1 step 2); SGLang starts its own with `SIGTERM received.`
-//! and then logs a scheduler that "crashed with exit code -15", SIGQUIT and
-//! `kill_process_tree` (a departure: the spec knows no SGLang marker). For a log the
+//! stop with `[shutdown]`; SGLang starts its own with `SIGTERM received.` and then logs a
+//! scheduler that "crashed with exit code -15", SIGQUIT and `kill_process_tree` (a
+//! departure from the reference, which knows no SGLang marker). For a log the
 //! recorder's own server wrote, the recorder's mark of where the stop began ends the
 //! classified lines for every engine (`read_log_until`).
 //!
@@ -66,7 +66,8 @@ pub(crate) struct Classifier<'t> {
     overflow: usize,
     first_rejection: Option<usize>,
     recent: VecDeque<Cow<'t, str>>,
-    /// The anchors some rule of §5.2 needs: a line with none of them is not considered.
+    /// The anchors some rule of `match_rules` needs: a line with none of them is not
+    /// considered.
     rule_anchors: AnchorSet,
 }
 

@@ -1,4 +1,4 @@
-//! SGLang's boot-log lines (bootlog.md §2.4). Sizes are printed in `GB` and kept as printed.
+//! SGLang's boot-log lines. Sizes are printed in `GB` and kept as printed.
 //!
 //! Release 0.5.23 (checked against a real start on the CPU, and its GPU lines against the
 //! format strings it prints them with) adds: `KV size` for a pool of one buffer, the

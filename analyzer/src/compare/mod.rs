@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::engine::Engine;
 use crate::report::Report;
-use crate::verdict::Status;
+use crate::rules::verdict::Status;
 
 pub use align::{find_load_start, load_start, Alignment};
 pub use baseline::{Baseline, Regression, Tolerance};

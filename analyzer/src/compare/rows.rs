@@ -9,8 +9,9 @@ use crate::insights::cache::block_size;
 use crate::json::Json;
 use crate::num::{fixed, plural, thousands};
 use crate::report::Report;
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
 use crate::text::base_name;
-use crate::verdict::{slug, CheckResult, Status};
 
 /// How a row's differences are judged and read out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -71,11 +72,11 @@ fn engine_of(r: &Report) -> Engine {
         .unwrap_or(Engine::Vllm)
 }
 
-fn check(r: &Report, tripwire: u8) -> Option<&CheckResult> {
+fn check(r: &Report, tripwire: Tripwire) -> Option<&CheckResult> {
     r.checks.iter().find(|c| c.tripwire == tripwire)
 }
 
-fn evidence_f64(r: &Report, tripwire: u8, key: &str) -> Option<f64> {
+fn evidence_f64(r: &Report, tripwire: Tripwire, key: &str) -> Option<f64> {
     check(r, tripwire)?
         .evidence(key)
         .and_then(Json::as_f64)
@@ -189,8 +190,8 @@ pub(super) fn specs(runs: &[Run<'_>]) -> Vec<Spec> {
             "output tokens/s",
             runs,
             |r| match (
-                evidence_f64(r, 10, "rate_per_s"),
-                evidence_f64(r, 10, "span_s"),
+                evidence_f64(r, Tripwire::IntegerSecondTimer, "rate_per_s"),
+                evidence_f64(r, Tripwire::IntegerSecondTimer, "span_s"),
             ) {
                 (Some(rate), Some(span)) => Cell::number(
                     rate,
@@ -231,7 +232,7 @@ pub(super) fn specs(runs: &[Run<'_>]) -> Vec<Spec> {
             Kind::Status,
             "",
             runs,
-            |r| match check(r, 15) {
+            |r| match check(r, Tripwire::ClientServerMismatch) {
                 None => Cell::absent(),
                 Some(c) => Cell {
                     text: match c.status {
@@ -245,11 +246,12 @@ pub(super) fn specs(runs: &[Run<'_>]) -> Vec<Spec> {
             },
         ),
     ];
-    for t in 1..=15u8 {
+    // The tripwires every single-server run can have (T16 on are newer and optional).
+    for t in Tripwire::ALL.into_iter().filter(|t| t.number() <= 15) {
         if runs.iter().any(|r| check(r.report, t).is_some()) {
-            let label = format!("T{t} {}", slug(t));
+            let label = format!("{} {}", t.id(), t.slug());
             out.push(spec(
-                &format!("T{t}"),
+                &t.id(),
                 &label,
                 Kind::Status,
                 "",
@@ -271,7 +273,7 @@ pub(super) fn specs(runs: &[Run<'_>]) -> Vec<Spec> {
 /// The pool in blocks: the count the server exported (T14), else the pool over the
 /// block size.
 fn kv_blocks(r: &Report) -> Option<f64> {
-    if let Some(n) = evidence_f64(r, 14, "reported_num_gpu_blocks") {
+    if let Some(n) = evidence_f64(r, Tripwire::NullBlock, "reported_num_gpu_blocks") {
         return Some(n);
     }
     let pool = r.facts.as_ref()?.kv_pool_tokens?;
@@ -282,7 +284,7 @@ fn kv_blocks(r: &Report) -> Option<f64> {
 /// T1's count in the engine's own word, and where it shows: vLLM's preemptions leave no
 /// log line (T1 fails on them); TensorRT-LLM's pauses are counted from its log.
 fn evictions(r: &Report) -> Cell {
-    let Some(c) = check(r, 1) else {
+    let Some(c) = check(r, Tripwire::SilentPreemption) else {
         return Cell::absent();
     };
     let engine = c

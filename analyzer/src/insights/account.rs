@@ -1,17 +1,18 @@
-//! "What happened" (report.md §4): the plain account, the headline tiles, the test and
-//! setup facts; and the results' status note (§5).
+//! "What happened": the plain account, the headline tiles, the test and setup facts; and
+//! the results' status note.
 
+use crate::rules::Tripwire;
 use serde::Serialize;
 
 use crate::engine::Engine;
 use crate::num::{fixed, shortest, thousands};
-use crate::verdict::{CheckResult, Status};
+use crate::rules::verdict::{CheckResult, Status};
 
 use super::fact::Fact;
 use super::format::{clock_span, duration, wait_ms};
 use super::summary::Summary;
 
-/// A headline tile (report.md §4.2).
+/// A headline tile.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Tile {
     pub key: String,
@@ -34,7 +35,7 @@ impl Tile {
     }
 }
 
-fn find(checks: &[CheckResult], n: u8) -> Option<&CheckResult> {
+fn find(checks: &[CheckResult], n: Tripwire) -> Option<&CheckResult> {
     checks
         .iter()
         .find(|c| c.tripwire == n && c.source.is_none())
@@ -44,7 +45,7 @@ fn ev(c: Option<&CheckResult>, key: &str) -> Option<f64> {
     c?.evidence(key)?.as_f64()
 }
 
-/// §4.1, a short paragraph.
+/// The plain account: a short paragraph of what the run did.
 pub fn account(
     engine: Engine,
     s: &Summary,
@@ -136,7 +137,7 @@ pub struct TileInputs<'a> {
     pub attention_block: Option<i64>,
 }
 
-/// §4.2, in order, each when its source exists.
+/// The headline tiles, in order, each when its source exists.
 pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
     let (engine, s, checks, requested, rejected, bench) = (
         inputs.engine,
@@ -150,7 +151,7 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
     let mut out = Vec::new();
     let badge = |c: Option<&CheckResult>| c.map(|c| c.status).filter(|&st| st != Status::Pass);
     if has_series {
-        let t8 = find(checks, 8);
+        let t8 = find(checks, Tripwire::ConcurrencyNotReached);
         let value = match (s.peak_running, requested) {
             (Some(p), Some(r)) => format!("{p} of {r}"),
             (Some(p), None) => p.to_string(),
@@ -174,7 +175,7 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
             badge(t8),
         ));
     }
-    let t1 = find(checks, 1);
+    let t1 = find(checks, Tripwire::SilentPreemption);
     if let Some(k) = ev(t1, "preemptions") {
         let label = match engine {
             Engine::Sglang => "Retractions",
@@ -192,7 +193,7 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
             badge(t1),
         ));
     }
-    let t10 = find(checks, 10);
+    let t10 = find(checks, Tripwire::IntegerSecondTimer);
     if let Some(rate) = ev(t10, "rate_per_s") {
         let span = ev(t10, "span_s").unwrap_or(0.0);
         let sub = match bench.and_then(|b| Some((b.output_throughput?, b.duration?))) {
@@ -234,7 +235,7 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
             None,
         ));
     }
-    let t14 = find(checks, 14);
+    let t14 = find(checks, Tripwire::NullBlock);
     if let Some(n) = ev(t14, "inferred_usable_blocks").filter(|&n| n != 0.0) {
         let mut sub = match ev(t14, "reported_num_gpu_blocks") {
             Some(b) => format!("{} reported, one held back", shortest(b)),
@@ -254,7 +255,7 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
     out
 }
 
-/// §4.3 "The test".
+/// "The test": what the load asked for and what the load tool measured.
 pub fn test_facts(summary: &Summary, boot_seconds: Option<f64>, utc_offset_min: i32) -> Vec<Fact> {
     let mut out = Vec::new();
     if let Some(d) = summary.span {
@@ -330,30 +331,30 @@ pub fn test_facts(summary: &Summary, boot_seconds: Option<f64>, utc_offset_min: 
     out
 }
 
-/// What each missing tripwire needs (report.md §4.4), grouped in T-order.
+/// What each missing tripwire needs (docs/tripwires.md#left-out), grouped in T-order.
 pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>) {
     let has = |n: u8| {
         checks
             .iter()
-            .any(|c| c.tripwire == n && c.status != Status::NotApplicable)
+            .any(|c| c.tripwire.number() == n && c.status != Status::NotApplicable)
     };
-    let count = crate::verdict::SLUGS.len() as u8;
+    let count = crate::rules::registry::single_server().count() as u8;
     let checked = (1..=count).filter(|&n| has(n)).count();
     let t14_na = checks
         .iter()
-        .any(|c| c.tripwire == 14 && c.status == Status::NotApplicable)
+        .any(|c| c.tripwire == Tripwire::NullBlock && c.status == Status::NotApplicable)
         || engine.metrics().cache_info.is_none();
     // With a measured load, a missing T16 or T18 lacks the recorder's own captures.
     let load_measured = [1, 8, 9, 10, 15]
         .iter()
-        .any(|&n| checks.iter().any(|c| c.tripwire == n));
+        .any(|&n| checks.iter().any(|c| c.tripwire.number() == n));
     // (for several members, for one member)
     let reason = |n: u8| -> (String, String) {
         let pair = |p: &str, s: &str| (p.to_string(), s.to_string());
         match n {
-            17 if checks
-                .iter()
-                .any(|c| c.tripwire == 17 && c.status == Status::NotApplicable) =>
+            17 if checks.iter().any(|c| {
+                c.tripwire == Tripwire::PrefixCacheHits && c.status == Status::NotApplicable
+            }) =>
             {
                 pair(
                     "do not apply: no prefix-cache counter was exported",
@@ -421,7 +422,7 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
     (checked, lines)
 }
 
-/// §5 status note, only when something failed.
+/// The results' status note, only when something failed.
 pub fn status_note(checks: &[CheckResult], summary: &Summary) -> Option<String> {
     let failed: Vec<&CheckResult> = checks.iter().filter(|c| c.status == Status::Fail).collect();
     if failed.is_empty() {
@@ -430,7 +431,10 @@ pub fn status_note(checks: &[CheckResult], summary: &Summary) -> Option<String> 
     let server: Vec<String> = {
         let mut ids: Vec<String> = failed
             .iter()
-            .filter(|c| c.tripwire == 7 || c.tripwire == 12)
+            .filter(|c| {
+                c.tripwire == Tripwire::CrashAfterReady
+                    || c.tripwire == Tripwire::UnexplainedFailure
+            })
             .map(|c| c.id())
             .collect();
         ids.dedup();

@@ -1,7 +1,7 @@
 //! vLLM's and TensorRT-LLM's Prometheus text, from the engine's shared state (SGLang's is
-//! `sglang_metrics.rs`). Names, labels and quirks follow formats.md §5: vLLM stamps every
-//! counter and histogram with `_created`; TensorRT-LLM counts at request finish and shows
-//! gauges frozen at the last completion.
+//! `sglang_metrics.rs`). Names, labels and quirks follow the analyzer's engine table
+//! (`engine.rs`): vLLM stamps every counter and histogram with `_created`; TensorRT-LLM
+//! counts at request finish and shows gauges frozen at the last completion.
 
 use std::fmt::Write;
 
