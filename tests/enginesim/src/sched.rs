@@ -199,6 +199,9 @@ pub struct Stats {
     pub at_last_log: LogPoint,
     /// Prompt and generated tokens of the requests retracted so far (SGLang).
     pub retracted_tokens: (u64, u64),
+    /// Tokens SGLang's radix cache gave up to make room, and how many times it did.
+    pub evicted_tokens: u64,
+    pub evictions: u64,
     pub new_token_ratio: f64,
 }
 
@@ -237,6 +240,8 @@ impl Stats {
             at_last_completion: (0, 0, 0, 0),
             at_last_log: LogPoint::default(),
             retracted_tokens: (0, 0),
+            evicted_tokens: 0,
+            evictions: 0,
             new_token_ratio: 0.7,
         }
     }
@@ -321,12 +326,18 @@ impl PrefixCache {
                 self.order.push_back(*h);
             }
         }
-        while self.order.len() > self.capacity {
+        let over = self.order.len().saturating_sub(self.capacity);
+        self.evict(over);
+        hit
+    }
+
+    /// Forgets the `n` oldest blocks.
+    fn evict(&mut self, n: usize) {
+        for _ in 0..n {
             if let Some(old) = self.order.pop_front() {
                 self.blocks.remove(&old);
             }
         }
-        hit
     }
 }
 
@@ -497,6 +508,14 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
                         s.cached = hit.min(s.sub.prompt.saturating_sub(1));
                         st.prefix_queries += s.sub.prompt as u64;
                         st.prefix_hits += s.cached as u64;
+                        // SGLang's radix cache lives in the pool: what the free slots no
+                        // longer hold is evicted.
+                        let over = cache.order.len().saturating_sub(free);
+                        if cfg.policy == Policy::Sglang && over > 0 {
+                            cache.evict(over);
+                            st.evicted_tokens += (over * cfg.block_size) as u64;
+                            st.evictions += 1;
+                        }
                     }
                 }
                 new_seqs += 1;

@@ -332,6 +332,29 @@ fn scheduler(o: &mut Out, srv: &Server, st: &Stats, m: &str) {
             &[(r.clone(), output as f64)],
         );
     }
+    if st.evictions > 0 {
+        // Exported once the radix cache first evicted, with labels of their own.
+        let cache = labels(&[
+            ("cache_type", "UnifiedRadixCache"),
+            ("dp_rank", "0"),
+            ("pp_rank", "0"),
+            ("tp_rank", "0"),
+        ]);
+        o.counter(
+            "sglang:evicted_tokens_total",
+            "Token slots the radix cache freed by eviction.",
+            &[(cache.clone(), st.evicted_tokens as f64)],
+        );
+        let mut passes = Hist::new(crate::hist::LATENCY);
+        for _ in 0..st.evictions {
+            passes.observe(0.003);
+        }
+        o.hist(
+            "sglang:eviction_duration_seconds",
+            "Seconds of one eviction pass.",
+            &[(cache, &passes)],
+        );
+    }
     o.gauge(
         "sglang:num_retracted_reqs",
         "Requests retracted in the last step.",

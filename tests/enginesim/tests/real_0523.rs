@@ -299,12 +299,24 @@ fn the_simulated_0523_gives_the_analyzer_what_the_real_one_does() {
     let case = "sglang-small-pool";
     let mut sim = SimSglang::start(case);
     sim.wait_ready();
-    // A streamed and a plain request, as the real load and warm-up sent.
-    for stream in [true, false] {
-        let body = format!(
-            r#"{{"model":"{MODEL}","prompt":"one two three","max_tokens":8,"stream":{stream}}}"#
-        );
-        let (st, reply) = post(sim.port, "/v1/completions", &body).unwrap();
+    // The real load's shape: 8 requests at once of 88 prompt tokens and 100 generated,
+    // streamed (the warm-up was not), so the 600-token pool fills and its cache evicts.
+    let port = sim.port;
+    let load: Vec<_> = (0..8)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let prompt: Vec<String> = (0..88).map(|k| format!("w{}", i * 100 + k)).collect();
+                let body = format!(
+                    r#"{{"model":"{MODEL}","prompt":"{}","max_tokens":100,"stream":{}}}"#,
+                    prompt.join(" "),
+                    i % 2 == 0
+                );
+                post(port, "/v1/completions", &body).unwrap()
+            })
+        })
+        .collect();
+    for h in load {
+        let (st, reply) = h.join().unwrap();
         assert_eq!(st, 200, "{reply}");
     }
     let (st, metrics) = get(sim.port, "/metrics").unwrap();
