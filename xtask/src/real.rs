@@ -241,8 +241,10 @@ impl Tier {
             .args(["--ignored", "--test-threads=1", "--nocapture"])
             .env(self.venv_var, venv)
             .env("INFERLINT_REAL_MODELS", &models);
+        // Plain paths: they end up on the server's PYTHONPATH and in the messages.
+        let root = std::fs::canonicalize(root()).unwrap_or_else(|_| root());
         if self.key == "sglang" {
-            c.env("INFERLINT_SGL_KERNEL", root().join(SGL_KERNEL_DIR));
+            c.env("INFERLINT_SGL_KERNEL", root.join(SGL_KERNEL_DIR));
             // `vllm bench serve` against SGLang needs the vLLM tier's environment.
             match VLLM.ready() {
                 Ok(vllm) => {
@@ -258,7 +260,7 @@ impl Tier {
             }
         }
         if save {
-            c.env("INFERLINT_REAL_SAVE", root().join("fixtures/real"));
+            c.env("INFERLINT_REAL_SAVE", root.join("fixtures/real"));
         }
         run(&mut c)?;
         let took = started.elapsed().as_secs_f64();
