@@ -58,7 +58,8 @@ fn evidence(a: &analyzer::Analysis, id: &str, key: &str) -> Option<f64> {
         .checks
         .iter()
         .find(|c| c.id() == id)
-        .and_then(|c| c.evidence(key))
+        .and_then(|c| c.evidence_value(key))
+        .as_ref()
         .and_then(Json::as_f64)
 }
 

@@ -2,6 +2,9 @@
 //! the results' status note.
 
 use crate::rules::Tripwire;
+use crate::rules::{
+    t01_silent_preemption as t01, t10_integer_second_timer as t10, t14_null_block as t14,
+};
 use serde::Serialize;
 
 use crate::engine::Engine;
@@ -39,10 +42,6 @@ fn find(checks: &[CheckResult], n: Tripwire) -> Option<&CheckResult> {
     checks
         .iter()
         .find(|c| c.tripwire == n && c.source.is_none())
-}
-
-fn ev(c: Option<&CheckResult>, key: &str) -> Option<f64> {
-    c?.evidence(key)?.as_f64()
 }
 
 /// The plain account: a short paragraph of what the run did.
@@ -176,7 +175,7 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
         ));
     }
     let t1 = find(checks, Tripwire::SilentPreemption);
-    if let Some(k) = ev(t1, "preemptions") {
+    if let Some(k) = t1.and_then(t01::preemptions) {
         let label = match engine {
             Engine::Sglang => "Retractions",
             _ => "Preemptions",
@@ -194,8 +193,9 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
         ));
     }
     let t10 = find(checks, Tripwire::IntegerSecondTimer);
-    if let Some(rate) = ev(t10, "rate_per_s") {
-        let span = ev(t10, "span_s").unwrap_or(0.0);
+    let rate = t10.and_then(t10::rate);
+    if let Some(r) = rate.filter(|r| r.rate_per_s.is_some_and(f64::is_finite)) {
+        let (rate, span) = (r.rate_per_s.unwrap_or(0.0), r.span_s.unwrap_or(0.0));
         let sub = match bench.and_then(|b| Some((b.output_throughput?, b.duration?))) {
             Some((tp, dur)) => format!(
                 "the server's count over {} s, idle time included; the load tool measured {} over {} s",
@@ -205,7 +205,7 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
             ),
             None => {
                 let mut t = format!("over {} s", fixed(span, 1));
-                if let Some(e) = ev(t10, "integer_second_error") {
+                if let Some(e) = r.integer_second_error.filter(|e| e.is_finite()) {
                     t.push_str(&format!(
                         "; a whole-second timer reads {}{}%",
                         if e >= 0.0 { "+" } else { "" },
@@ -236,9 +236,11 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
         ));
     }
     let t14 = find(checks, Tripwire::NullBlock);
-    if let Some(n) = ev(t14, "inferred_usable_blocks").filter(|&n| n != 0.0) {
-        let mut sub = match ev(t14, "reported_num_gpu_blocks") {
-            Some(b) => format!("{} reported, one held back", shortest(b)),
+    let steps = t14.and_then(|c| c.finding::<t14::NullBlock>());
+    let inferred = steps.and_then(|e| e.inferred_usable_blocks.flatten());
+    if let Some(n) = inferred.filter(|&n| n != 0).map(|n| n as f64) {
+        let mut sub = match steps.and_then(|e| e.reported_num_gpu_blocks) {
+            Some(b) => format!("{} reported, one held back", shortest(b as f64)),
             None => String::new(),
         };
         if let Some(b) = attention_block {

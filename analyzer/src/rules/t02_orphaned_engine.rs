@@ -331,7 +331,7 @@ mod tests {
         assert_eq!(r.status, Status::Fail);
         assert_eq!(r.message, "card not clear; refusing to start a server. R");
         assert_eq!(r.source.as_deref(), Some("gate.json"));
-        assert_eq!(r.evidence[0].1.to_compact(), "[[0.0, 21768, 1]]");
+        assert_eq!(r.evidence()[0].1.to_compact(), "[[0.0, 21768, 1]]");
         assert_eq!(
             inspected(&gate(Some(false), true)).message,
             "card not clear; refusing to boot. R"
@@ -377,10 +377,10 @@ mod tests {
             (r.status, r.message.as_str()),
             (Status::Pass, "2 consecutive clear readings")
         );
-        let keys: Vec<&str> = r.evidence.iter().map(|(k, _)| k.as_str()).collect();
+        let keys: Vec<String> = r.evidence().into_iter().map(|(k, _)| k).collect();
         assert_eq!(keys, ["readings", "left_after_the_server_stopped"]);
         let r = torn_down(&t, &[5, 6]);
-        assert_eq!(r.evidence[1].1.to_compact(), "[5, 6]");
+        assert_eq!(r.evidence()[1].1.to_compact(), "[5, 6]");
         let cut = Teardown {
             abandoned: true,
             clear: None,

@@ -2,6 +2,8 @@
 //! hundreds of tokens to fit the Mamba state, so each request holds at least one such
 //! block and far fewer requests fit than the pool's token count suggests.
 
+use serde::Serialize;
+
 use super::absent::Judged;
 use super::scope::BootLogScope;
 use crate::bootlog::BootFacts;
@@ -63,24 +65,16 @@ pub fn t5(f: &BootFacts) -> CheckResult {
         .with("block_size", r);
     };
     let same = r.as_f64().is_some_and(|x| x == b as f64) && !matches!(r, Json::Bool(_));
-    let mut ev = vec![
-        ("block_size".to_string(), Json::Int(b)),
-        (
-            "requested".to_string(),
-            requested.clone().unwrap_or(Json::Null),
-        ),
-        (
-            "mamba_page_padding_pct".to_string(),
-            f.mamba_page_padding_pct.map_or(Json::Null, Json::Float),
-        ),
-    ];
     let pool_blocks = match f.kv_pool_tokens {
         Some(t) if t != 0 && b != 0 => Some(t as f64 / b as f64),
         _ => None,
     };
-    if let Some(pb) = pool_blocks {
-        ev.push(("pool_blocks".to_string(), Json::Float(pb)));
-    }
+    let ev = Forced {
+        block_size: b,
+        requested: requested.clone(),
+        mamba_page_padding_pct: f.mamba_page_padding_pct,
+        pool_blocks,
+    };
     let msg = if same {
         format!("KV blocks are {b} tokens, as requested")
     } else {
@@ -105,7 +99,17 @@ pub fn t5(f: &BootFacts) -> CheckResult {
              {b} tokens{pool}"
         )
     };
-    let mut res = CheckResult::new(T5, if same { Status::Pass } else { Status::Warn }, msg);
-    res.evidence = ev;
-    res
+    CheckResult::new(T5, if same { Status::Pass } else { Status::Warn }, msg).found(ev)
+}
+
+/// The block size the log shows, against the one asked for.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Forced {
+    pub block_size: i64,
+    /// What `--block-size` asked for (null when not set).
+    pub requested: Option<Json>,
+    pub mamba_page_padding_pct: Option<f64>,
+    /// How many such blocks the pool holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool_blocks: Option<f64>,
 }

@@ -9,27 +9,26 @@ use super::failure::{failure_result, plural};
 use super::scope::{BootLogScope, RunScope};
 use crate::bootlog::BootFacts;
 use crate::docs::probe::{Probe, ProbeOutcome, Reply};
-use crate::docs::{self, PROBE};
-use crate::json::Json;
+use crate::docs::PROBE;
 use crate::rules::verdict::{CheckResult, Status};
 
 /// The burst's figures in the evidence.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-struct BurstEvidence {
-    concurrency: usize,
-    failed: usize,
-    max_seconds: Option<f64>,
-    rejected: usize,
+pub struct BurstEvidence {
+    pub concurrency: usize,
+    pub failed: usize,
+    pub max_seconds: Option<f64>,
+    pub rejected: usize,
 }
 
 /// The probe's evidence: the model, the first reply, the burst's figures, and whether
 /// the server answered its health check after.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-struct Evidence<'a> {
-    model: &'a Option<String>,
-    first: &'a Reply,
-    burst: BurstEvidence,
-    alive_after: Option<bool>,
+pub struct ProbeEvidence {
+    pub model: Option<String>,
+    pub first: Reply,
+    pub burst: BurstEvidence,
+    pub alive_after: Option<bool>,
 }
 
 const T7: Tripwire = Tripwire::CrashAfterReady;
@@ -99,12 +98,12 @@ fn admission_message(f: &BootFacts, k: usize, first: Option<usize>) -> String {
 pub struct Outcome {
     pub passed: bool,
     pub message: String,
-    /// `{}` when the model list failed.
-    pub evidence: Json,
+    /// None when the model list failed (the evidence is then empty).
+    pub evidence: Option<ProbeEvidence>,
 }
 
 impl Outcome {
-    fn new(passed: bool, message: String, evidence: Json) -> Outcome {
+    fn new(passed: bool, message: String, evidence: Option<ProbeEvidence>) -> Outcome {
         Outcome {
             passed,
             message,
@@ -117,11 +116,7 @@ impl Outcome {
 pub fn outcome(doc: &Probe) -> Outcome {
     let Some(first) = &doc.first else {
         let err = doc.models_error.as_deref().unwrap_or("no reply recorded");
-        return Outcome::new(
-            false,
-            format!("cannot list models: {err}"),
-            Json::Obj(Vec::new()),
-        );
+        return Outcome::new(false, format!("cannot list models: {err}"), None);
     };
     let burst = doc.burst.as_deref().unwrap_or_default();
     let concurrency = doc
@@ -136,9 +131,9 @@ pub fn outcome(doc: &Probe) -> Outcome {
         .iter()
         .filter_map(|r| r.seconds)
         .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
-    let evidence = docs::to_json(&Evidence {
-        model: &doc.model,
-        first,
+    let evidence = Some(ProbeEvidence {
+        model: doc.model.clone(),
+        first: first.clone(),
         burst: BurstEvidence {
             concurrency,
             failed,
@@ -182,8 +177,8 @@ pub fn from_document(doc: &Probe) -> CheckResult {
     let status = if passed { Status::Pass } else { Status::Fail };
     let message = doc.message.clone().unwrap_or(derived.message);
     let mut r = CheckResult::new(T7, status, message);
-    if let Json::Obj(pairs) = derived.evidence {
-        r.evidence = pairs;
+    if let Some(evidence) = derived.evidence {
+        r = r.found(evidence);
     }
     r.source = Some(PROBE.into());
     r
@@ -225,7 +220,7 @@ mod tests {
         assert!(o.passed);
         assert_eq!(o.message, "1 + 8 concurrent requests served, server alive");
         assert_eq!(
-            o.evidence.get("burst").unwrap().to_compact(),
+            crate::json::to_compact(&o.evidence.as_ref().unwrap().burst),
             r#"{"concurrency": 8, "failed": 0, "max_seconds": 0.5, "rejected": 0}"#
         );
         assert_eq!(
@@ -261,7 +256,7 @@ mod tests {
         };
         let o = outcome(&no_models);
         assert_eq!(o.message, "cannot list models: connection refused");
-        assert_eq!(o.evidence.to_compact(), "{}");
+        assert_eq!(o.evidence, None);
     }
 
     #[test]
@@ -277,7 +272,7 @@ mod tests {
             (Status::Fail, "as recorded")
         );
         assert_eq!(r.source.as_deref(), Some("probe.json"));
-        let keys: Vec<&str> = r.evidence.iter().map(|(k, _)| k.as_str()).collect();
+        let keys: Vec<String> = r.evidence().into_iter().map(|(k, _)| k).collect();
         assert_eq!(keys, ["model", "first", "burst", "alive_after"]);
     }
 }

@@ -167,13 +167,12 @@ pub fn fleet(cx: &FleetScope<'_>) -> Judged {
                 tokens = tokens.zip(t).map(|(a, b)| a + b);
             }
             (Err(restart), _) | (_, Err(restart)) => {
-                let mut r = CheckResult::new(
+                return Ok(CheckResult::new(
                     T15,
                     Status::Unknown,
                     format!("replica {}: {}", run.id, restart.describe()),
-                );
-                r.evidence = restart.evidence();
-                return Ok(r);
+                )
+                .found(restart.evidence()));
             }
         }
     }
@@ -316,9 +315,8 @@ pub fn check(
         .and_then(|done| Ok((done, pair.delta(m.generation_tokens, &[], None)?)));
     let (done, tokens) = match deltas {
         Err(restart) => {
-            let mut r = CheckResult::new(T15, Status::Unknown, restart.describe());
-            r.evidence = restart.evidence();
-            return r;
+            return CheckResult::new(T15, Status::Unknown, restart.describe())
+                .found(restart.evidence());
         }
         Ok(d) => d,
     };

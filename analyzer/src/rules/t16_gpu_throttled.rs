@@ -426,8 +426,8 @@ mod tests {
     fn a_long_throttle_fails_and_the_same_run_without_it_passes() {
         let r = check(&run(100, 40..80));
         assert_eq!(r.status, Status::Fail, "{}", r.message);
-        assert_eq!(r.evidence("throttled_s"), Some(&Json::Float(10.0)));
-        assert_eq!(r.evidence("throttled_share"), Some(&Json::Float(0.4)));
+        assert_eq!(r.evidence_value("throttled_s"), Some(Json::Float(10.0)));
+        assert_eq!(r.evidence_value("throttled_share"), Some(Json::Float(0.4)));
         assert!(
             r.message.contains("1,395 MHz of its 3,105 MHz"),
             "{}",
@@ -436,7 +436,7 @@ mod tests {
         assert!(r.message.contains("sw_power_cap, hw_thermal_slowdown"));
         let r = check(&run(100, 0..0));
         assert_eq!(r.status, Status::Pass, "{}", r.message);
-        assert_eq!(r.evidence("throttled_s"), Some(&Json::Float(0.0)));
+        assert_eq!(r.evidence_value("throttled_s"), Some(Json::Float(0.0)));
     }
 
     #[test]
@@ -476,7 +476,7 @@ mod tests {
         }
         let r = check(&s);
         assert_eq!(r.status, Status::Pass, "{}", r.message);
-        assert_eq!(r.evidence("busy_s"), Some(&Json::Float(12.5)));
+        assert_eq!(r.evidence_value("busy_s"), Some(Json::Float(12.5)));
     }
 
     #[test]
@@ -507,7 +507,7 @@ mod tests {
             .extend((0..100).map(|k| row(1, k, 1395.0, 99.0, &["hw_slowdown"])));
         let r = check(&s);
         assert_eq!(r.status, Status::Fail);
-        assert_eq!(r.evidence("gpu"), Some(&Json::Int(1)));
+        assert_eq!(r.evidence_value("gpu"), Some(Json::Int(1)));
         assert!(
             r.message.starts_with("GPU 1 ran throttled"),
             "{}",
@@ -518,7 +518,7 @@ mod tests {
             "{}",
             r.message
         );
-        let Some(Json::Arr(cards)) = r.evidence("gpus") else {
+        let Some(Json::Arr(cards)) = r.evidence_value("gpus") else {
             panic!("no gpus")
         };
         assert_eq!(cards.len(), 2);
@@ -562,8 +562,8 @@ mod tests {
                 r.message
             );
             assert_eq!(
-                r.evidence("implausible"),
-                Some(&Json::from(r.message.trim_start_matches(
+                r.evidence_value("implausible"),
+                Some(Json::from(r.message.trim_start_matches(
                     "can't tell from an implausible value: "
                 )))
             );
@@ -602,6 +602,6 @@ mod tests {
             r.t_mono_ns = r.t_mono_ns.map(|m| m + 10_000_000_000);
         }
         let r = check(&s);
-        assert_eq!(r.evidence("busy_s"), Some(&Json::Float(5.5)));
+        assert_eq!(r.evidence_value("busy_s"), Some(Json::Float(5.5)));
     }
 }

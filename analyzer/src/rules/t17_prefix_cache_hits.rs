@@ -26,7 +26,7 @@ use crate::plausible::{self, Implausible};
 use crate::prom::Exposition;
 use crate::rules::absent::{Absent, Judged};
 use crate::rules::scope::RunScope;
-use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::verdict::{CheckResult, Evidence, Status};
 use crate::rules::Tripwire;
 
 const T17: Tripwire = Tripwire::PrefixCacheHits;
@@ -122,7 +122,9 @@ pub fn check(engine: Engine, pair: &Pair<'_>, untimed: Untimed<'_>) -> CheckResu
                 restart.describe()
             ),
         );
-        r.evidence.extend(restart.evidence());
+        for (k, v) in restart.evidence().pairs() {
+            r.set(&k, v);
+        }
         return r;
     }
     let (Some(hb), Some(qb), Some(ha), Some(qa)) = (hb, qb, ha, qa) else {
@@ -228,7 +230,7 @@ mod tests {
         let (b, a) = (vllm(100.0, 1000.0), vllm(5100.0, 11000.0));
         let r = check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default());
         assert_eq!(r.status, Status::Warn, "{}", r.message);
-        assert_eq!(r.evidence("share"), Some(&Json::Float(0.5)));
+        assert_eq!(r.evidence_value("share"), Some(Json::Float(0.5)));
         assert!(r
             .message
             .starts_with("5,000 of 10,000 prompt tokens (50.0%)"));
@@ -258,8 +260,11 @@ mod tests {
             .concat(),
         );
         let r = check(Engine::Sglang, &Pair::new(&b, &a), Untimed::default());
-        assert_eq!(r.evidence("hit_tokens"), Some(&Json::Float(400.0)));
-        assert_eq!(r.evidence("queried_tokens"), Some(&Json::Float(1000.0)));
+        assert_eq!(r.evidence_value("hit_tokens"), Some(Json::Float(400.0)));
+        assert_eq!(
+            r.evidence_value("queried_tokens"),
+            Some(Json::Float(1000.0))
+        );
         assert_eq!(r.status, Status::Warn);
     }
 
@@ -313,7 +318,7 @@ mod tests {
         };
         let r = check(Engine::Vllm, &Pair::new(&b, &a), untimed);
         assert_eq!(r.status, Status::Pass, "{}", r.message);
-        assert_eq!(r.evidence("share"), Some(&Json::Float(0.0312)));
+        assert_eq!(r.evidence_value("share"), Some(Json::Float(0.0312)));
         assert!(
             r.message
                 .contains("leaving out about 1,700 tokens of the load tool's 17"),
@@ -401,6 +406,6 @@ mod tests {
         let a = snap("vllm:prefix_cache_hits_total 9\nvllm:prefix_cache_queries_total 10\nvllm:x_created 2\n");
         let r = check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default());
         assert_eq!(r.status, Status::Unknown);
-        assert_eq!(r.evidence("restarted"), Some(&Json::Bool(true)));
+        assert_eq!(r.evidence_value("restarted"), Some(Json::Bool(true)));
     }
 }

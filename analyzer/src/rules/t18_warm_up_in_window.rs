@@ -439,9 +439,9 @@ mod tests {
         let s = series(0.0);
         let r = check(&inputs(Some(&cold), Some(&s)));
         assert_eq!(r.status, Status::Warn, "{}", r.message);
-        assert_eq!(r.evidence("ratio"), Some(&Json::Float(8.0)));
-        assert_eq!(r.evidence("first_requests"), Some(&Json::Int(8)));
-        assert_eq!(r.evidence("later_requests"), Some(&Json::Int(24)));
+        assert_eq!(r.evidence_value("ratio"), Some(Json::Float(8.0)));
+        assert_eq!(r.evidence_value("first_requests"), Some(Json::Int(8)));
+        assert_eq!(r.evidence_value("later_requests"), Some(Json::Int(24)));
         assert!(
             r.message.contains("about 1.40 s of one-time warm-up"),
             "{}",
@@ -472,7 +472,7 @@ mod tests {
         let s = series(3.0);
         let r = check(&inputs(Some(&cold), Some(&s)));
         assert_eq!(r.status, Status::Unknown, "{}", r.message);
-        assert_eq!(r.evidence("waiting_max"), Some(&Json::Float(3.0)));
+        assert_eq!(r.evidence_value("waiting_max"), Some(Json::Float(3.0)));
         // No recording at all: can't tell either.
         assert_eq!(check(&inputs(Some(&cold), None)).status, Status::Unknown);
     }
@@ -503,7 +503,7 @@ mod tests {
         i.log_during_load = Some(log);
         let r = check(&i);
         assert_eq!(r.status, Status::Warn, "{}", r.message);
-        assert_eq!(r.evidence("log_lines"), Some(&Json::Int(1)));
+        assert_eq!(r.evidence_value("log_lines"), Some(Json::Int(1)));
         i.client_warm_up = true;
         assert_eq!(check(&i).status, Status::Unknown);
         i.log_during_load = Some("INFO:     127.0.0.1 - \"POST /v1/completions\" 200 OK\n");

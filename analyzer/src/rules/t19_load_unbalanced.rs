@@ -81,7 +81,7 @@ fn loaded(rep: &ReplicaScope<'_>, results: &[CheckResult]) -> Loaded {
         .find(|c| c.tripwire == Tripwire::SilentPreemption);
     let preemptions = t1
         .filter(|c| matches!(c.status, Status::Pass | Status::Fail))
-        .and_then(|c| c.evidence("preemptions")?.as_f64());
+        .and_then(crate::rules::t01_silent_preemption::preemptions);
     let queued_full = series.filter(|_| refused.is_none()).and_then(|s| {
         let usage = s.rows.values(Field::KvUsage);
         s.rows
@@ -260,8 +260,8 @@ mod tests {
             r.message
         );
         assert_eq!(
-            r.evidence("few_peak_kv_usage"),
-            Some(&crate::json::Json::from(0.06))
+            r.evidence_value("few_peak_kv_usage"),
+            Some(crate::json::Json::from(0.06))
         );
         // Half of its cache used: it had no room to spare by this rule.
         assert_eq!(check(&[tiny, big(0.5)]).status, Status::Pass);
