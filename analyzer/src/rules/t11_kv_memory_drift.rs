@@ -2,12 +2,11 @@
 //! (the weights, the activation peak or a fresh compilation took more or less); a small
 //! loss can drop the pool a step (T4).
 
+use serde::Serialize;
+
 use super::absent::Judged;
 use super::scope::StartsScope;
-use super::starts::{
-    by_label, names, not_compared_json, opt_f64, pool_overrides, range_text, same_flags,
-};
-use crate::bootlog::derive::POOL_OVERRIDE;
+use super::starts::{by_label, names, pool_overrides, range_text, same_flags, ByLabel};
 use crate::bootlog::BootLog;
 use crate::json::Json;
 use crate::num::shortest;
@@ -16,6 +15,30 @@ use crate::rules::Tripwire;
 
 const T11: Tripwire = Tripwire::KvMemoryDrift;
 
+/// The memory each start of a group left for the KV cache, and, when it moved, what took
+/// more or less. A start whose log lacks a figure has null.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KvMemory {
+    /// GiB left for the KV cache.
+    pub available_kv_cache_gib: ByLabel<Option<f64>>,
+    /// GiB the CUDA graphs took.
+    pub cudagraph_actual_gib: ByLabel<Option<f64>>,
+    /// The logs that take part in no comparison.
+    pub not_compared: Vec<String>,
+    /// Each start's `--num-gpu-blocks-override`, when they differ within the group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub num_gpu_blocks_override: Option<ByLabel<Json>>,
+    /// When the memory moved: GiB the weights and non-torch memory took.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consumed_gib: Option<ByLabel<Option<f64>>>,
+    /// When the memory moved: GiB the activation peak took.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_activation_gib: Option<ByLabel<Option<f64>>>,
+    /// When the memory moved: whether each start compiled the model from scratch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compiled_fresh: Option<ByLabel<Option<bool>>>,
+}
+
 /// One group of starts with the same settings.
 pub fn starts(cx: &StartsScope<'_>) -> Judged {
     Ok(t11(cx.logs, cx.group, cx.not_compared))
@@ -23,18 +46,15 @@ pub fn starts(cx: &StartsScope<'_>) -> Judged {
 
 /// T11: KV memory drift between starts of one group.
 fn t11(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResult {
-    let avail = by_label(logs, group, |l| opt_f64(l.facts.available_kv_cache_gib));
-    let graphs = by_label(logs, group, |l| opt_f64(l.facts.cudagraph_actual_gib));
     let overrides = pool_overrides(logs, group);
-    let base = |r: CheckResult| {
-        let r = r
-            .with("available_kv_cache_gib", avail.clone())
-            .with("cudagraph_actual_gib", graphs.clone())
-            .with("not_compared", not_compared_json(nc));
-        match &overrides {
-            Some((by_label, _)) => r.with(POOL_OVERRIDE, by_label.clone()),
-            None => r,
-        }
+    let mut e = KvMemory {
+        available_kv_cache_gib: by_label(logs, group, |l| l.facts.available_kv_cache_gib),
+        cudagraph_actual_gib: by_label(logs, group, |l| l.facts.cudagraph_actual_gib),
+        not_compared: nc.to_vec(),
+        num_gpu_blocks_override: overrides.as_ref().map(|(by_label, _)| by_label.clone()),
+        consumed_gib: None,
+        peak_activation_gib: None,
+        compiled_fresh: None,
     };
     let missing: Vec<&str> = group
         .iter()
@@ -42,21 +62,22 @@ fn t11(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResult {
         .map(|&i| logs[i].label.as_str())
         .collect();
     if !missing.is_empty() {
-        return base(CheckResult::new(
+        return CheckResult::new(
             T11,
             Status::Unknown,
             format!(
                 "Can't compare the memory left for the KV cache: no KV cache memory line in {}",
                 missing.join(", ")
             ),
-        ));
+        )
+        .found(e);
     }
     let vals: Vec<f64> = group
         .iter()
         .filter_map(|&i| logs[i].facts.available_kv_cache_gib)
         .collect();
     let Some((lo, hi)) = range_text(&vals) else {
-        return base(CheckResult::new(
+        return CheckResult::new(
             T11,
             Status::Pass,
             format!(
@@ -65,7 +86,8 @@ fn t11(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResult {
                 shortest(vals[0]),
                 names(logs, group)
             ),
-        ));
+        )
+        .found(e);
     };
     let mut moved = Vec::new();
     let known = |get: fn(&BootLog) -> Option<f64>| -> Vec<f64> {
@@ -93,30 +115,16 @@ fn t11(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResult {
     } else {
         format!("; {}", moved.join("; "))
     };
-    base(CheckResult::new(
-        T11,
-        Status::Warn,
-        format!(
-            "The memory left for the KV cache varied from {lo} to {hi} GiB between starts with \
-             the same flags{}{what}; a small loss can drop the pool a step (T4)",
-            overrides
-                .as_ref()
-                .map(|(_, shown)| format!(" apart from {shown}"))
-                .unwrap_or_default()
-        ),
-    ))
-    .with(
-        "consumed_gib",
-        by_label(logs, group, |l| opt_f64(l.facts.consumed_gib)),
-    )
-    .with(
-        "peak_activation_gib",
-        by_label(logs, group, |l| opt_f64(l.facts.peak_activation_gib)),
-    )
-    .with(
-        "compiled_fresh",
-        by_label(logs, group, |l| {
-            l.facts.compiled_fresh.map_or(Json::Null, Json::Bool)
-        }),
-    )
+    let message = format!(
+        "The memory left for the KV cache varied from {lo} to {hi} GiB between starts with \
+         the same flags{}{what}; a small loss can drop the pool a step (T4)",
+        overrides
+            .as_ref()
+            .map(|(_, shown)| format!(" apart from {shown}"))
+            .unwrap_or_default()
+    );
+    e.consumed_gib = Some(by_label(logs, group, |l| l.facts.consumed_gib));
+    e.peak_activation_gib = Some(by_label(logs, group, |l| l.facts.peak_activation_gib));
+    e.compiled_fresh = Some(by_label(logs, group, |l| l.facts.compiled_fresh));
+    CheckResult::new(T11, Status::Warn, message).found(e)
 }
