@@ -4,16 +4,49 @@
 //! rule fills: `teardown.json`, else `gate.json`, read back by the analyzer, or judged
 //! live by the recorder's `gpu-inspect` and `teardown` commands before it prints them.
 
-use crate::docs::gate::{Gate, Reading};
+use serde::Serialize;
+
+use crate::docs::gate::{Gate, Gpu, Reading};
 use crate::docs::teardown::Teardown;
-use crate::docs::{self, GATE, TEARDOWN};
-use crate::json::Json;
+use crate::docs::{GATE, TEARDOWN};
 use crate::rules::absent::{Absent, Input, Judged};
 use crate::rules::scope::RunScope;
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
 
 const T2: Tripwire = Tripwire::OrphanedEngine;
+
+/// The card before the start: the gate's readings (`gate.json`, `gpu-inspect`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AtGate {
+    pub readings: Vec<Reading>,
+    /// The cards' facts, when `gpu-inspect -o` read them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<Vec<Gpu>>,
+}
+
+/// The card after the stop (`teardown.json`): its readings, and the processes of the
+/// server's that outlived it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AfterStop {
+    pub readings: Vec<Reading>,
+    /// PIDs still alive after the server's own process ended.
+    pub left_after_the_server_stopped: Vec<i32>,
+}
+
+/// The card after `teardown` stopped what was left: its readings and the PIDs it
+/// signalled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TornDown {
+    pub readings: Vec<Reading>,
+    pub signalled: Vec<i32>,
+}
+
+/// No reading after the run: the document that would hold one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoTeardown {
+    pub missing: &'static str,
+}
 
 /// The clear-card threshold: an idle card reads 0 to a few hundred MiB, an orphaned
 /// engine keeps its weights and KV cache (21,768 MiB on the fixtures' card).
@@ -162,10 +195,6 @@ fn judge(
     }
 }
 
-fn readings_json(readings: &[Reading]) -> Json {
-    docs::to_json(readings)
-}
-
 /// The gate's result with the given refusal wording (`gate.json`, `gpu-inspect`).
 fn gate_result(doc: &Gate, refusal: &str) -> CheckResult {
     let (status, message) = judge(
@@ -176,12 +205,10 @@ fn gate_result(doc: &Gate, refusal: &str) -> CheckResult {
         Some(refusal),
         "the card was not checked before the start",
     );
-    let mut r = CheckResult::new(T2, status, message);
-    r.set("readings", readings_json(&doc.readings));
-    if let Some(gpus) = &doc.gpus {
-        r.set("gpus", docs::to_json(gpus));
-    }
-    r
+    CheckResult::new(T2, status, message).found(AtGate {
+        readings: doc.readings.clone(),
+        gpus: doc.gpus.clone(),
+    })
 }
 
 fn teardown_judgement(doc: &Teardown) -> (Status, String) {
@@ -222,7 +249,7 @@ pub fn no_teardown(recorder_died: bool) -> CheckResult {
     } else {
         "the recorder did not stop the server"
     };
-    let mut r = CheckResult::new(
+    CheckResult::new(
         T2,
         Status::Unknown,
         format!(
@@ -230,20 +257,17 @@ pub fn no_teardown(recorder_died: bool) -> CheckResult {
              missing; the gate's clear card was read before the start). `inferlint-recorder \
              teardown --run <folder>` stops what is left and reads the card"
         ),
-    );
-    r.set("missing", TEARDOWN);
-    r
+    )
+    .found(NoTeardown { missing: TEARDOWN })
 }
 
 /// T2 from `teardown.json`: the state the run left behind.
 pub fn from_teardown(doc: &Teardown) -> CheckResult {
     let (status, message) = teardown_judgement(doc);
-    let mut r = CheckResult::new(T2, status, message);
-    r.set("readings", readings_json(&doc.readings));
-    r.set(
-        "left_after_the_server_stopped",
-        docs::to_json(&doc.left_after_the_server_stopped),
-    );
+    let mut r = CheckResult::new(T2, status, message).found(AfterStop {
+        readings: doc.readings.clone(),
+        left_after_the_server_stopped: doc.left_after_the_server_stopped.clone(),
+    });
     r.source = Some(TEARDOWN.to_string());
     r
 }
@@ -257,10 +281,10 @@ pub fn inspected(doc: &Gate) -> CheckResult {
 /// PIDs it signalled.
 pub fn torn_down(doc: &Teardown, signalled: &[i32]) -> CheckResult {
     let (status, message) = teardown_judgement(doc);
-    let mut r = CheckResult::new(T2, status, message);
-    r.set("readings", readings_json(&doc.readings));
-    r.set("signalled", docs::to_json(signalled));
-    r
+    CheckResult::new(T2, status, message).found(TornDown {
+        readings: doc.readings.clone(),
+        signalled: signalled.to_vec(),
+    })
 }
 
 /// T2 where there is no `/proc`: can't tell.
