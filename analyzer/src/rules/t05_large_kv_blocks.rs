@@ -47,7 +47,7 @@ pub fn t5(f: &BootFacts) -> CheckResult {
                     plural(p.max(0) as usize, "token", "tokens")
                 ),
             )
-            .with("page_size", p);
+            .found(Pages { page_size: p });
         }
         if !f.ready {
             return CheckResult::new(
@@ -62,7 +62,7 @@ pub fn t5(f: &BootFacts) -> CheckResult {
             Status::Pass,
             format!("No block-size override in the log: KV blocks are {r_text} tokens"),
         )
-        .with("block_size", r);
+        .found(Unforced { block_size: r });
     };
     let same = r.as_f64().is_some_and(|x| x == b as f64) && !matches!(r, Json::Bool(_));
     let pool_blocks = match f.kv_pool_tokens {
@@ -100,6 +100,18 @@ pub fn t5(f: &BootFacts) -> CheckResult {
         )
     };
     CheckResult::new(T5, if same { Status::Pass } else { Status::Warn }, msg).found(ev)
+}
+
+/// The KV cache's page size, as the engine configured it (SGLang, TensorRT-LLM).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pages {
+    pub page_size: i64,
+}
+
+/// No block-size line in the log: the block size asked for, or the default.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Unforced {
+    pub block_size: Json,
 }
 
 /// The block size the log shows, against the one asked for.

@@ -2,6 +2,8 @@
 //! backend for the main model and, with speculative decoding, for the draft model; either
 //! can differ from `--attention-backend` without the log calling it an override.
 
+use serde::Serialize;
+
 use super::absent::Judged;
 use super::scope::BootLogScope;
 use crate::bootlog::BootFacts;
@@ -10,6 +12,19 @@ use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
 
 const T6: Tripwire = Tripwire::BackendIgnored;
+
+/// The backend asked for and the ones the log shows selected.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Backends {
+    /// The backend asked for (null when none was).
+    pub requested: Option<String>,
+    /// The main model's backends.
+    pub target: Vec<String>,
+    /// The draft model's backends (speculative decoding).
+    pub drafter: Vec<String>,
+    /// Whether the start used a draft model (null when the log does not say).
+    pub speculative: Option<bool>,
+}
 
 /// One start's log.
 pub fn boot_log(cx: &BootLogScope<'_>) -> Judged {
@@ -39,10 +54,12 @@ pub fn t6(f: &BootFacts) -> CheckResult {
     let target = &f.selected_backends;
     let drafter = &f.drafter_backends;
     let evidence = |r: CheckResult| {
-        r.with("requested", f.requested_backend.clone())
-            .with("target", target.clone())
-            .with("drafter", drafter.clone())
-            .with("speculative", f.speculative)
+        r.found(Backends {
+            requested: f.requested_backend.clone(),
+            target: target.clone(),
+            drafter: drafter.clone(),
+            speculative: f.speculative,
+        })
     };
     let others = |list: &[String], x: &str| {
         let mut v: Vec<&str> = list
