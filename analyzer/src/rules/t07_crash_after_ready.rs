@@ -31,6 +31,18 @@ pub struct ProbeEvidence {
     pub alive_after: Option<bool>,
 }
 
+/// Requests admission control turned away while the server stayed up.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Admission {
+    pub admission_rejections: usize,
+    /// The line of the first rejection.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lineno: Option<usize>,
+    /// vLLM's `--max-num-queued-reqs`, when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_num_queued_reqs: Option<i64>,
+}
+
 const T7: Tripwire = Tripwire::CrashAfterReady;
 
 /// The whole run: the recorder's live probe before the load; when the run's own documents
@@ -60,21 +72,16 @@ pub fn boot_log(cx: &BootLogScope<'_>) -> Judged {
     let (c, f) = (&log.classification, &log.facts);
     match &c.failure {
         Some(fail) if fail.phase == "serving" => Ok(failure_result(fail, c.rejections)),
-        None if c.rejections > 0 => {
-            let mut r = CheckResult::new(
-                T7,
-                Status::Pass,
-                admission_message(f, c.rejections, c.first_rejection_lineno),
-            )
-            .with("admission_rejections", c.rejections);
-            if let Some(n) = c.first_rejection_lineno {
-                r.set("lineno", n);
-            }
-            if let Some(q) = f.max_num_queued_reqs() {
-                r.set("max_num_queued_reqs", q);
-            }
-            Ok(r)
-        }
+        None if c.rejections > 0 => Ok(CheckResult::new(
+            T7,
+            Status::Pass,
+            admission_message(f, c.rejections, c.first_rejection_lineno),
+        )
+        .found(Admission {
+            admission_rejections: c.rejections,
+            lineno: c.first_rejection_lineno,
+            max_num_queued_reqs: f.max_num_queued_reqs(),
+        })),
         _ => Err(Absent::NotGiven),
     }
 }
