@@ -1,6 +1,8 @@
 //! T9: with the cache full, the number of requests that fit falls as their outputs grow,
 //! so no single "max concurrency" describes the run (docs/tripwires.md#t9).
 
+use serde::Serialize;
+
 use crate::blocks::ceiling;
 use crate::engine::Engine;
 use crate::num::fixed;
@@ -14,6 +16,40 @@ const T9: Tripwire = Tripwire::FallingCeiling;
 
 /// Usage at or above this counts as a full cache.
 pub const SATURATED: f64 = 0.9;
+
+/// How many requests fit in the cache, reading by reading, and the share of it one
+/// request held.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ceilings {
+    /// The fewest and most requests that fit, in whole blocks.
+    pub ceiling_min: i64,
+    pub ceiling_max: i64,
+    /// How many fit at the fullest reading (null when it gives no ceiling).
+    pub ceiling_at_fullest: Option<i64>,
+    /// The smallest and largest share of the cache one request held.
+    pub share_min: f64,
+    pub share_max: f64,
+    /// The readings judged.
+    pub samples: usize,
+    /// Which readings: `saturated` (cache at least 90% full), else `busy`.
+    pub basis: &'static str,
+    /// The cache's usable blocks (null when the KV gauge's steps do not show them).
+    pub usable_blocks: Option<u64>,
+    /// The shares in blocks, when the usable blocks are known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks_per_request_min: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks_per_request_max: Option<f64>,
+    /// The engine's gauges move only when a request completes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gauges_lag: Option<bool>,
+}
+
+/// A refused reading of the running or KV-usage gauge.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Refused {
+    pub implausible: String,
+}
 
 /// What T9 reads of a set of busy readings.
 #[derive(Debug, Clone, Copy)]
@@ -74,8 +110,11 @@ pub fn replica(cx: &ReplicaScope<'_>) -> Judged {
 pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
     let engine = series.engine();
     if let Some(bad) = series.implausible_in(&[column::RUNNING, column::KV_USAGE]) {
-        return CheckResult::new(T9, Status::Unknown, crate::plausible::cannot_tell(bad))
-            .with("implausible", bad.to_string());
+        return CheckResult::new(T9, Status::Unknown, crate::plausible::cannot_tell(bad)).found(
+            Refused {
+                implausible: bad.to_string(),
+            },
+        );
     }
     // The figures of the saturated readings, which are judged when there are any, and
     // those of every busy reading, whose ceilings a second pass finds only when there
@@ -155,24 +194,24 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
             ),
         )
     };
-    r.set("ceiling_min", cmin);
-    r.set("ceiling_max", cmax);
-    r.set("ceiling_at_fullest", at_fullest);
-    r.set("share_min", share_min);
-    r.set("share_max", share_max);
-    r.set("samples", n);
-    r.set("basis", basis);
-    r.set("usable_blocks", usable_blocks);
-    if let Some(blocks) = usable_blocks {
-        r.set("blocks_per_request_min", share_min * blocks as f64);
-        r.set("blocks_per_request_max", share_max * blocks as f64);
-    }
+    let blocks = |share: f64| usable_blocks.map(|b| share * b as f64);
     if engine.gauges_lag() {
-        r.set("gauges_lag", true);
         r.message.push_str(&format!(
             "; this rests on {n} readings, because TensorRT-LLM's gauges move only when a \
              request completes"
         ));
     }
-    r
+    r.found(Ceilings {
+        ceiling_min: cmin,
+        ceiling_max: cmax,
+        ceiling_at_fullest: at_fullest,
+        share_min,
+        share_max,
+        samples: n,
+        basis,
+        usable_blocks,
+        blocks_per_request_min: blocks(share_min),
+        blocks_per_request_max: blocks(share_max),
+        gauges_lag: engine.gauges_lag().then_some(true),
+    })
 }
