@@ -3,14 +3,22 @@
 //! T12's, one after the server said it was ready is T7's. `check-log` also reports
 //! recognised lines in an unknown format as "can't tell" (a newer engine release).
 
+use serde::Serialize;
+
 use super::absent::Judged;
 use super::failure::{failure_result, plural};
 use super::scope::BootLogScope;
-use crate::json::Json;
+use crate::bootlog::Unparsed;
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
 
 const T12: Tripwire = Tripwire::UnexplainedFailure;
+
+/// Recognised log lines whose value did not parse.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnparsedLines {
+    pub unparsed: Vec<Unparsed>,
+}
 
 /// One start's log: a pass when no error line explains a failure, a fail naming the cause
 /// of one during start-up.
@@ -46,11 +54,6 @@ pub fn unparsed_lines(cx: &BootLogScope<'_>) -> Judged {
 fn unparsed(f: &crate::bootlog::BootFacts) -> Option<CheckResult> {
     let first = f.unparsed.first()?;
     let n = f.unparsed.len();
-    let list: Vec<Json> = f
-        .unparsed
-        .iter()
-        .map(crate::bootlog::Unparsed::to_json)
-        .collect();
     Some(
         CheckResult::new(
             T12,
@@ -63,6 +66,8 @@ fn unparsed(f: &crate::bootlog::BootFacts) -> Option<CheckResult> {
                 first.lineno
             ),
         )
-        .with("unparsed", Json::Arr(list)),
+        .found(UnparsedLines {
+            unparsed: f.unparsed.clone(),
+        }),
     )
 }
