@@ -295,6 +295,10 @@ pub fn needs_linux() -> CheckResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::InputError;
+    use crate::rules::absent::{settle, CantTell};
+    use crate::rules::outcome::RunOutcome;
+    use crate::rules::testing::{said, Folder};
 
     fn reading(elapsed_s: f64, used_mib: Option<i64>, servers: u32) -> Reading {
         Reading {
@@ -423,5 +427,127 @@ mod tests {
             ),
             (Status::Fail, "not clear".to_string())
         );
+    }
+
+    #[test]
+    fn each_document_keeps_its_own_finding() {
+        let g = gate(Some(false), true);
+        let r = from_gate(&g);
+        let at = r.finding::<AtGate>().expect("the gate's finding");
+        assert_eq!(at.readings, g.readings);
+        assert_eq!(at.gpus, None);
+        let t = Teardown {
+            readings: vec![reading(0.0, Some(900), 0), reading(2.0, Some(900), 0)],
+            clear: Some(false),
+            reason: Some("not clear after 2s: last reading 900 MiB used".into()),
+            left_after_the_server_stopped: vec![41, 42],
+            ..Teardown::default()
+        };
+        let r = from_teardown(&t);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Fail,
+                "not clear after 2s: last reading 900 MiB used"
+            )
+        );
+        let after = r.finding::<AfterStop>().expect("the teardown's finding");
+        assert_eq!(after.readings.len(), 2);
+        assert_eq!(after.left_after_the_server_stopped, [41, 42]);
+        let r = torn_down(&t, &[41]);
+        assert_eq!(
+            r.finding::<TornDown>().map(|d| &d.signalled[..]),
+            Some(&[41][..])
+        );
+        assert_eq!(r.source, None);
+        let r = no_teardown(true);
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message
+                .starts_with("the recorder was killed before it stopped the server, so no reading"),
+            "{}",
+            r.message
+        );
+        assert_eq!(
+            r.finding::<NoTeardown>(),
+            Some(&NoTeardown { missing: TEARDOWN })
+        );
+        assert!(no_teardown(false)
+            .message
+            .starts_with("the recorder did not stop the server"));
+        assert_eq!(said(&needs_linux()), (Status::Unknown, NEEDS_LINUX));
+    }
+
+    #[test]
+    fn the_run_reads_the_teardown_else_the_gate() {
+        let folder = Folder::default();
+        // Neither document given: no T2 at all.
+        assert_eq!(settle(T2, super::run(&folder.scope())), None);
+        let g = gate(Some(true), true);
+        let mut cx = folder.scope();
+        cx.gate = Input::Present(&g);
+        let r = super::run(&cx).unwrap();
+        assert_eq!((r.status, r.source.as_deref()), (Status::Pass, Some(GATE)));
+        assert!(r.finding::<AtGate>().is_some());
+        let t = Teardown {
+            readings: vec![reading(0.0, Some(21768), 1)],
+            clear: Some(false),
+            reason: Some("not clear".into()),
+            ..Teardown::default()
+        };
+        cx.teardown = Input::Present(&t);
+        let r = super::run(&cx).unwrap();
+        assert_eq!(
+            (r.status, r.source.as_deref()),
+            (Status::Fail, Some(TEARDOWN))
+        );
+        assert!(r.finding::<AfterStop>().is_some());
+        // An unusable teardown.json is said as one, never judged from the gate.
+        let bad = InputError::new(TEARDOWN, None, "not JSON");
+        cx.teardown = Input::Unusable(&bad);
+        let r = settle(T2, super::run(&cx)).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.starts_with("unusable input: teardown.json"),
+            "{}",
+            r.message
+        );
+        assert_eq!(
+            r.finding::<CantTell>()
+                .and_then(|c| c.input_error.as_deref()),
+            Some(bad.to_string().as_str())
+        );
+        let bad_gate = InputError::new(GATE, None, "not JSON");
+        cx.teardown = Input::NotGiven;
+        cx.gate = Input::Unusable(&bad_gate);
+        let r = settle(T2, super::run(&cx)).unwrap();
+        assert!(
+            r.message.starts_with("unusable input: gate.json"),
+            "{}",
+            r.message
+        );
+    }
+
+    #[test]
+    fn a_server_never_stopped_cannot_pass_on_the_gate() {
+        let killed = Folder {
+            outcome: RunOutcome {
+                no_teardown: true,
+                recorder_died: true,
+                ..RunOutcome::default()
+            },
+            ..Folder::default()
+        };
+        let g = gate(Some(true), true);
+        let mut cx = killed.scope();
+        cx.gate = Input::Present(&g);
+        let r = super::run(&cx).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.contains("teardown.json is missing"),
+            "{}",
+            r.message
+        );
+        assert_eq!(r.finding::<NoTeardown>().map(|n| n.missing), Some(TEARDOWN));
     }
 }
