@@ -106,3 +106,45 @@ pub(super) fn range_text(vals: &[f64]) -> Option<(String, String)> {
     let lv = levels(vals);
     (lv.len() > 1).then(|| (shortest(lv[0]), shortest(lv[lv.len() - 1])))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bootlog::{BootFacts, Classification};
+
+    fn start(label: &str, tokens: i64) -> BootLog {
+        BootLog {
+            label: label.into(),
+            facts: BootFacts {
+                kv_pool_tokens: Some(tokens),
+                ..BootFacts::default()
+            },
+            classification: Classification::default(),
+        }
+    }
+
+    #[test]
+    fn a_repeated_label_keeps_its_first_place_and_its_last_value() {
+        let logs = [start("a", 1), start("b", 2), start("a", 3)];
+        let m = by_label(&logs, &[0, 1, 2], |l| l.facts.kv_pool_tokens);
+        assert_eq!(
+            m,
+            ByLabel(vec![("a".into(), Some(3)), ("b".into(), Some(2))])
+        );
+        assert_eq!(crate::json::to_compact(&m), r#"{"a": 3, "b": 2}"#);
+        assert_eq!(m.get("c"), None);
+    }
+
+    #[test]
+    fn overrides_are_kept_only_when_they_differ() {
+        let logs = [start("a", 1), start("b", 1)];
+        assert_eq!(pool_overrides(&logs, &[0, 1]), None);
+        assert_eq!(same_flags(&None), "Same flags");
+        assert_eq!(levels(&[3, 1, 3, 2]), [1, 2, 3]);
+        assert_eq!(
+            range_text(&[1.5, 1.0, 1.5]),
+            Some(("1".into(), "1.5".into()))
+        );
+        assert_eq!(range_text(&[2.0, 2.0]), None);
+    }
+}

@@ -104,3 +104,130 @@ fn t4(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResult {
     e.levels = Some(lv);
     CheckResult::new(T4, Status::Warn, message).found(e)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bootlog::derive::POOL_OVERRIDE;
+    use crate::bootlog::{BootFacts, Classification};
+    use crate::json::obj;
+    use crate::rules::testing::said;
+
+    /// A start labelled `label` whose log sized a pool of `tokens`, started with
+    /// `--num-gpu-blocks-override` `blocks` when given.
+    fn start(label: &str, tokens: Option<i64>, blocks: Option<i64>) -> BootLog {
+        BootLog {
+            label: label.into(),
+            facts: BootFacts {
+                kv_pool_tokens: tokens,
+                non_default_args: blocks.map(|b| obj([(POOL_OVERRIDE, Json::Int(b))])),
+                ..BootFacts::default()
+            },
+            classification: Classification::default(),
+        }
+    }
+
+    fn judged(logs: &[BootLog], not_compared: &[String]) -> CheckResult {
+        let group: Vec<usize> = (0..logs.len()).collect();
+        starts(&StartsScope {
+            logs,
+            group: &group,
+            not_compared,
+        })
+        .expect("T4 always judges a group")
+    }
+
+    fn keys(r: &CheckResult) -> Vec<String> {
+        r.evidence().into_iter().map(|(k, _)| k).collect()
+    }
+
+    #[test]
+    fn the_same_pool_on_every_start_passes() {
+        let logs = [
+            start("a", Some(52_000), None),
+            start("b", Some(52_000), None),
+        ];
+        let r = judged(&logs, &["c".to_string()]);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Pass,
+                "Same flags, same KV pool (52,000 tokens) on every start: a, b"
+            )
+        );
+        let e = r.finding::<Pools>().expect("T4's finding");
+        assert_eq!(e.pools.get("b"), Some(&Some(52_000)));
+        assert_eq!(e.not_compared, ["c"]);
+        assert_eq!((&e.levels, &e.num_gpu_blocks_override), (&None, &None));
+        assert_eq!(keys(&r), ["pools", "not_compared"]);
+    }
+
+    #[test]
+    fn pools_a_step_apart_warn_with_their_levels() {
+        let logs = [
+            start("a", Some(52_000), None),
+            start("b", Some(48_000), None),
+            start("c", Some(52_000), None),
+        ];
+        let r = judged(&logs, &[]);
+        assert_eq!(r.status, Status::Warn);
+        assert!(
+            r.message.starts_with(
+                "Same flags, 2 different KV pools: 48,000 to 52,000 tokens (8.33% apart) across \
+                 a, b, c; the pool is sized at each start in steps"
+            ),
+            "{}",
+            r.message
+        );
+        let e = r.finding::<Pools>().unwrap();
+        assert_eq!(e.levels.as_deref(), Some(&[48_000, 52_000][..]));
+        assert_eq!(keys(&r), ["pools", "not_compared", "levels"]);
+        assert_eq!(
+            r.evidence_value("pools").unwrap().to_compact(),
+            r#"{"a": 52000, "b": 48000, "c": 52000}"#
+        );
+    }
+
+    #[test]
+    fn an_override_that_differs_is_named_and_kept_by_label() {
+        let logs = [
+            start("a", Some(192), Some(12)),
+            start("b", Some(256), Some(16)),
+        ];
+        let r = judged(&logs, &[]);
+        assert_eq!(r.status, Status::Warn);
+        assert!(r
+            .message
+            .starts_with("Same flags apart from --num-gpu-blocks-override (12, 16), 2 different"));
+        assert!(
+            r.message.contains("the override set each pool"),
+            "{}",
+            r.message
+        );
+        let e = r.finding::<Pools>().unwrap();
+        let by_label = e.num_gpu_blocks_override.as_ref().unwrap();
+        assert_eq!(by_label.get("a"), Some(&Json::Int(12)));
+        // The field is written under the flag's own key.
+        assert_eq!(keys(&r), ["pools", "not_compared", POOL_OVERRIDE, "levels"]);
+    }
+
+    #[test]
+    fn a_log_without_a_pool_line_cannot_tell() {
+        let logs = [start("a", Some(52_000), None), start("b", None, None)];
+        let r = judged(&logs, &[]);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Unknown,
+                "Can't compare the KV pools of starts with the same flags: no pool-size line in b"
+            )
+        );
+        let e = r.finding::<Pools>().unwrap();
+        assert_eq!(e.pools.get("b"), Some(&None));
+        assert_eq!(
+            r.evidence_value("pools").unwrap().to_compact(),
+            r#"{"a": 52000, "b": null}"#
+        );
+        assert_eq!(e.levels, None);
+    }
+}

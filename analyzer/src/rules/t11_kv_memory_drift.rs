@@ -128,3 +128,133 @@ fn t11(logs: &[BootLog], group: &[usize], nc: &[String]) -> CheckResult {
     e.compiled_fresh = Some(by_label(logs, group, |l| l.facts.compiled_fresh));
     CheckResult::new(T11, Status::Warn, message).found(e)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bootlog::{BootFacts, Classification};
+    use crate::rules::testing::said;
+
+    /// A start's memory figures: left for the KV cache, taken by the weights and by the
+    /// activation peak, and whether it compiled from scratch.
+    fn start(label: &str, kv: Option<f64>, weights: f64, fresh: Option<bool>) -> BootLog {
+        BootLog {
+            label: label.into(),
+            facts: BootFacts {
+                available_kv_cache_gib: kv,
+                cudagraph_actual_gib: Some(0.5),
+                consumed_gib: Some(weights),
+                peak_activation_gib: Some(1.25),
+                compiled_fresh: fresh,
+                ..BootFacts::default()
+            },
+            classification: Classification::default(),
+        }
+    }
+
+    fn judged(logs: &[BootLog]) -> CheckResult {
+        let group: Vec<usize> = (0..logs.len()).collect();
+        starts(&StartsScope {
+            logs,
+            group: &group,
+            not_compared: &[],
+        })
+        .expect("T11 always judges a group")
+    }
+
+    fn keys(r: &CheckResult) -> Vec<String> {
+        r.evidence().into_iter().map(|(k, _)| k).collect()
+    }
+
+    #[test]
+    fn the_same_memory_on_every_start_passes() {
+        let logs = [
+            start("a", Some(10.5), 5.0, Some(false)),
+            start("b", Some(10.5), 5.0, Some(false)),
+        ];
+        let r = judged(&logs);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Pass,
+                "Same flags, 10.5 GiB left for the KV cache on every start: a, b"
+            )
+        );
+        let e = r.finding::<KvMemory>().expect("T11's finding");
+        assert_eq!(e.available_kv_cache_gib.get("a"), Some(&Some(10.5)));
+        assert_eq!(e.cudagraph_actual_gib.get("b"), Some(&Some(0.5)));
+        assert_eq!(e.consumed_gib, None);
+        assert_eq!(
+            keys(&r),
+            [
+                "available_kv_cache_gib",
+                "cudagraph_actual_gib",
+                "not_compared"
+            ]
+        );
+    }
+
+    #[test]
+    fn memory_that_moved_warns_and_says_what_took_it() {
+        let logs = [
+            start("a", Some(10.5), 5.0, Some(true)),
+            start("b", Some(10.0), 5.5, Some(false)),
+        ];
+        let r = judged(&logs);
+        assert_eq!(r.status, Status::Warn);
+        assert_eq!(
+            r.message,
+            "The memory left for the KV cache varied from 10 to 10.5 GiB between starts with \
+             the same flags; weights and non-torch memory 5 to 5.5 GiB; 1 of 2 starts compiled \
+             the model from scratch; a small loss can drop the pool a step (T4)"
+        );
+        let e = r.finding::<KvMemory>().unwrap();
+        assert_eq!(
+            e.consumed_gib.as_ref().and_then(|m| m.get("b")),
+            Some(&Some(5.5))
+        );
+        assert_eq!(
+            e.compiled_fresh.as_ref().and_then(|m| m.get("a")),
+            Some(&Some(true))
+        );
+        assert_eq!(
+            keys(&r),
+            [
+                "available_kv_cache_gib",
+                "cudagraph_actual_gib",
+                "not_compared",
+                "consumed_gib",
+                "peak_activation_gib",
+                "compiled_fresh"
+            ]
+        );
+        assert_eq!(
+            r.evidence_value("compiled_fresh").unwrap().to_compact(),
+            r#"{"a": true, "b": false}"#
+        );
+    }
+
+    #[test]
+    fn a_log_without_a_kv_memory_line_cannot_tell() {
+        let logs = [
+            start("a", Some(10.5), 5.0, None),
+            start("b", None, 5.0, None),
+        ];
+        let r = judged(&logs);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Unknown,
+                "Can't compare the memory left for the KV cache: no KV cache memory line in b"
+            )
+        );
+        let e = r.finding::<KvMemory>().unwrap();
+        assert_eq!(e.available_kv_cache_gib.get("b"), Some(&None));
+        assert_eq!(
+            r.evidence_value("available_kv_cache_gib")
+                .unwrap()
+                .to_compact(),
+            r#"{"a": 10.5, "b": null}"#
+        );
+    }
+}
