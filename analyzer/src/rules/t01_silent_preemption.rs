@@ -11,10 +11,10 @@ use crate::json::Number;
 use crate::num::{plural, shortest};
 use crate::plausible::{self, Implausible};
 use crate::rules::absent::Judged;
+use crate::rules::scope::window::Edges;
 use crate::rules::scope::{FleetScope, PhaseScope, ReplicaScope, RunScope, ScrapeScope};
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
-use crate::series::window::Edges;
 use crate::series::{column, Field, Series};
 
 const T1: Tripwire = Tripwire::SilentPreemption;

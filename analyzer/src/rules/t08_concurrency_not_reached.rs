@@ -14,7 +14,7 @@ use crate::rules::absent::{Absent, Input, Judged};
 use crate::rules::scope::{FleetScope, PhaseScope, ReplicaScope, RunScope, ScrapeScope};
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
-use crate::series::align::{sum_running, Aligned};
+use crate::series::align::{sum_running, Aligned, PeakSum};
 use crate::series::{column, Series};
 
 const T8: Tripwire = Tripwire::ConcurrencyNotReached;
@@ -258,11 +258,6 @@ pub fn fleet(cx: &FleetScope<'_>) -> Judged {
             .into();
         return Ok(r.found(e));
     };
-    let missing: Vec<&str> = runs
-        .iter()
-        .filter(|x| x.series.present().is_none())
-        .map(|x| x.id)
-        .collect();
     let series: Vec<&Series> = runs.iter().filter_map(|x| x.series.present()).collect();
     if let Some(bad) = series
         .iter()
@@ -293,6 +288,26 @@ pub fn fleet(cx: &FleetScope<'_>) -> Judged {
     };
     e.peak_running = Some(peak.running);
     e.peak_at_s = Some(peak.at_s);
+    let (status, message) = judge_fleet_peak(cx, requested, &peak, &series, &mut e);
+    r.status = status;
+    r.message = message;
+    Ok(r.found(e))
+}
+
+/// The replicas' summed peak against the concurrency asked for.
+fn judge_fleet_peak(
+    cx: &FleetScope<'_>,
+    requested: i64,
+    peak: &PeakSum,
+    series: &[&Series],
+    e: &mut FleetConcurrency,
+) -> (Status, String) {
+    let runs = cx.replicas;
+    let missing: Vec<&str> = runs
+        .iter()
+        .filter(|x| x.series.present().is_none())
+        .map(|x| x.id)
+        .collect();
     let ids: Vec<&str> = runs
         .iter()
         .filter(|x| x.series.present().is_some())
@@ -304,51 +319,54 @@ pub fn fleet(cx: &FleetScope<'_>) -> Judged {
         .map(|(id, v)| format!("{id}: {}", shortest(*v)))
         .collect();
     e.peak_each = Some(each.join(", "));
-    let req = requested as f64;
-    if peak.running >= req {
-        r.status = Status::Pass;
-        r.message = format!(
-            "the replicas together ran up to {} requests at once ({}), as many as the \
-             {requested} asked for",
-            shortest(peak.running),
-            each.join(", ")
+    if peak.running >= requested as f64 {
+        return (
+            Status::Pass,
+            format!(
+                "the replicas together ran up to {} requests at once ({}), as many as the \
+                 {requested} asked for",
+                shortest(peak.running),
+                each.join(", ")
+            ),
         );
-        return Ok(r.found(e));
     }
     if !missing.is_empty() {
-        r.message = format!(
-            "{requested} requested; the replicas with a recording ran up to {} at once, but \
-             {} has none, so the fleet's sum can't be told",
-            shortest(peak.running),
-            missing.join(", ")
-        );
         e.missing = Some(missing.join(", "));
-        return Ok(r.found(e));
+        return (
+            Status::Unknown,
+            format!(
+                "{requested} requested; the replicas with a recording ran up to {} at once, but \
+                 {} has none, so the fleet's sum can't be told",
+                shortest(peak.running),
+                missing.join(", ")
+            ),
+        );
     }
     if let Some(lagging) = series.iter().map(|s| s.engine()).find(|e| e.gauges_lag()) {
         e.gauges_lag = Some(true);
-        r.message = format!(
-            "{requested} requested; the replicas' recordings never showed more than {} \
-             running together, but {}'s gauge moves only when a request completes",
-            shortest(peak.running),
-            lagging.display()
+        return (
+            Status::Unknown,
+            format!(
+                "{requested} requested; the replicas' recordings never showed more than {} \
+                 running together, but {}'s gauge moves only when a request completes",
+                shortest(peak.running),
+                lagging.display()
+            ),
         );
-        return Ok(r.found(e));
     }
-    r.status = Status::Fail;
-    r.message = format!(
+    let mut message = format!(
         "{requested} requested, but the replicas together never ran more than {} at once ({})",
         shortest(peak.running),
         each.join(", ")
     );
-    if let Some(s) = scrape_s {
+    if let Some(s) = cx.scrape_s {
         // A peak shorter than a scrape can fall between two; say so, it bounds the claim.
-        r.message.push_str(&format!(
+        message.push_str(&format!(
             "; Prometheus scraped every {} s, so a peak shorter than that may not show",
             shortest(s)
         ));
     }
-    Ok(r.found(e))
+    (Status::Fail, message)
 }
 
 /// From the running gauge's highest sample a load tool scraped, against the

@@ -7,11 +7,11 @@ use crate::counters::Pair;
 use crate::num::fixed;
 use crate::plausible;
 use crate::rules::absent::Judged;
+use crate::rules::scope::window::Edges;
 use crate::rules::scope::{PhaseScope, ReplicaScope, RunScope};
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
 use crate::series::column;
-use crate::series::window::Edges;
 
 const T10: Tripwire = Tripwire::IntegerSecondTimer;
 
