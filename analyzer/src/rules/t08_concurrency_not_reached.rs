@@ -585,3 +585,89 @@ pub fn explain_cap(cap: &RunningCap) -> String {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::absent::settle;
+    use crate::rules::testing::{gauges, said, series, Folder};
+
+    fn ran(peaks: &[f64]) -> Series {
+        series(
+            Engine::Vllm,
+            peaks.iter().map(|&r| gauges(r, 0.0, 0.5)).collect(),
+        )
+    }
+
+    #[test]
+    fn reaching_the_concurrency_asked_for_passes() {
+        let r = check(&ran(&[2.0, 8.0, 6.0]), 8, None);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Pass,
+                "the server ran up to 8 requests at once, as many as the 8 asked for"
+            )
+        );
+        assert_eq!(peak_running(&r), Some(8.0));
+        assert_eq!(r.finding::<Concurrency>().unwrap().requested, 8);
+    }
+
+    #[test]
+    fn running_fewer_fails() {
+        let r = check(&ran(&[2.0, 10.0, 6.0]), 32, None);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Fail,
+                "32 requested, but the server never ran more than 10 at once"
+            )
+        );
+        assert_eq!(peak_running(&r), Some(10.0));
+    }
+
+    #[test]
+    fn no_running_readings_cannot_tell() {
+        let s = series(Engine::Vllm, vec![crate::series::Row::default(); 3]);
+        let r = check(&s, 8, None);
+        assert_eq!(r.status, Status::Unknown);
+        assert!(r
+            .message
+            .starts_with("the recording has no running-requests readings"));
+        assert_eq!(peak_running(&r), None);
+    }
+
+    #[test]
+    fn a_lagging_gauge_never_fails() {
+        let s = series(Engine::Trtllm, vec![gauges(3.0, 0.0, 0.2)]);
+        let r = check(&s, 8, None);
+        assert_eq!(r.status, Status::Unknown, "{}", r.message);
+        assert_eq!(r.finding::<Concurrency>().unwrap().gauges_lag, Some(true));
+    }
+
+    #[test]
+    fn the_run_scope_without_a_recording_or_with_the_server_down() {
+        let folder = Folder::default();
+        let mut cx = folder.scope();
+        cx.requested = Some(8);
+        assert_eq!(settle(T8, run(&cx)), None, "no recording: no result");
+        let down = ServerDown {
+            reason: "it did not answer its health check after the probe".into(),
+        };
+        cx.down = Some(&down);
+        let r = settle(T8, run(&cx)).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert!(r
+            .message
+            .contains("the server was down before the load started"));
+        // A recording but no concurrency asked for: can't tell, and the flag that decides.
+        let s = ran(&[4.0]);
+        cx.down = None;
+        cx.requested = None;
+        cx.series = crate::rules::absent::Input::Present(&s);
+        let r = settle(T8, run(&cx)).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert_eq!(load_figures::decide_with(&r), Some(REQUESTED_FLAG));
+        assert_eq!(peak_running(&r), Some(4.0));
+    }
+}
