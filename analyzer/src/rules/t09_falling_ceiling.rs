@@ -163,20 +163,41 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
             "no sample gives a ceiling in whole blocks".to_string(),
         );
     };
+    let blocks = |share: f64| usable_blocks.map(|b| share * b as f64);
+    judge(
+        engine,
+        Ceilings {
+            ceiling_min: cmin,
+            ceiling_max: cmax,
+            ceiling_at_fullest: at_fullest,
+            share_min,
+            share_max,
+            samples: n,
+            basis,
+            usable_blocks,
+            blocks_per_request_min: blocks(share_min),
+            blocks_per_request_max: blocks(share_max),
+            gauges_lag: engine.gauges_lag().then_some(true),
+        },
+    )
+}
+
+/// A pass when one ceiling held on every reading judged, else a warning.
+fn judge(engine: Engine, e: Ceilings) -> CheckResult {
+    let (cmin, cmax, basis) = (e.ceiling_min, e.ceiling_max, e.basis);
     let pool = if engine == Engine::Sglang {
         "the fullest memory pool (KV cache or request state)"
     } else {
         "the cache"
     };
     let pct = |x: f64| fixed(x * 100.0, 1);
-    let share_text = if pct(share_min) == pct(share_max) {
-        format!("{}%", pct(share_min))
+    let share_text = if pct(e.share_min) == pct(e.share_max) {
+        format!("{}%", pct(e.share_min))
     } else {
-        format!("{}% to {}%", pct(share_min), pct(share_max))
+        format!("{}% to {}%", pct(e.share_min), pct(e.share_max))
     };
-    let mut r = if cmin == cmax {
-        CheckResult::new(
-            T9,
+    let (status, mut message) = if cmin == cmax {
+        (
             Status::Pass,
             format!(
                 "one request held {share_text} of {pool}, so floor(1/share) = {cmin} fit, on \
@@ -184,8 +205,7 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
             ),
         )
     } else {
-        CheckResult::new(
-            T9,
+        (
             Status::Warn,
             format!(
                 "the number of requests that fit moved between {cmin} and {cmax} as requests \
@@ -194,26 +214,14 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
             ),
         )
     };
-    let blocks = |share: f64| usable_blocks.map(|b| share * b as f64);
     if engine.gauges_lag() {
-        r.message.push_str(&format!(
-            "; this rests on {n} readings, because TensorRT-LLM's gauges move only when a \
-             request completes"
+        message.push_str(&format!(
+            "; this rests on {} readings, because TensorRT-LLM's gauges move only when a \
+             request completes",
+            e.samples
         ));
     }
-    r.found(Ceilings {
-        ceiling_min: cmin,
-        ceiling_max: cmax,
-        ceiling_at_fullest: at_fullest,
-        share_min,
-        share_max,
-        samples: n,
-        basis,
-        usable_blocks,
-        blocks_per_request_min: blocks(share_min),
-        blocks_per_request_max: blocks(share_max),
-        gauges_lag: engine.gauges_lag().then_some(true),
-    })
+    CheckResult::new(T9, status, message).found(e)
 }
 
 #[cfg(test)]
