@@ -5,7 +5,7 @@
 use super::load_figures;
 use super::server_down::ServerDown;
 use crate::bench::aiperf_server::{Reading, Seen};
-use crate::bench::BenchResult;
+use crate::bench::{AiperfServer, BenchResult};
 use crate::counters::Pair;
 use crate::engine::Engine;
 use crate::num::thousands;
@@ -405,4 +405,614 @@ pub fn compare(
         ));
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::docs::Row;
+    use crate::input::InputError;
+    use crate::rules::absent::settle;
+    use crate::rules::outcome::RunOutcome;
+    use crate::rules::scope::ReplicaScope;
+    use crate::rules::testing::{said, series, snapshot, Folder};
+    use crate::series::window::Window;
+    use crate::snapshot::Snapshot;
+
+    const FILE: &str = "run/bench.json";
+
+    /// The evidence as `results.json` writes it.
+    fn written(r: &CheckResult) -> String {
+        crate::json::Json::Obj(r.evidence()).to_compact()
+    }
+
+    /// vLLM's finished-requests and generated-tokens counters; a count of `None` leaves
+    /// its counter out.
+    fn counters(finished: Option<f64>, tokens: Option<f64>, wall: f64) -> Snapshot {
+        let mut text = String::new();
+        if let Some(f) = finished {
+            text.push_str(&format!("vllm:request_success_total{{engine=\"0\"}} {f}\n"));
+        }
+        if let Some(t) = tokens {
+            text.push_str(&format!(
+                "vllm:generation_tokens_total{{engine=\"0\"}} {t}\n"
+            ));
+        }
+        snapshot(&text, wall)
+    }
+
+    fn result(completed: i64, failed: i64, tokens: i64) -> BenchResult {
+        BenchResult {
+            completed: Some(completed),
+            failed: Some(failed),
+            total_output_tokens: Some(tokens),
+            ..BenchResult::default()
+        }
+    }
+
+    /// T15 on a server that finished `finished` requests and generated `tokens` tokens,
+    /// against a load tool that counted 10 completed, 1 failed and 1,000 tokens.
+    fn judged(finished: f64, tokens: f64, extra: i64) -> CheckResult {
+        let (b, a) = (
+            counters(Some(0.0), Some(0.0), 0.0),
+            counters(Some(finished), Some(tokens), 60.0),
+        );
+        check(
+            Engine::Vllm,
+            &Pair::new(&b, &a),
+            &result(10, 1, 1000),
+            FILE,
+            extra,
+        )
+    }
+
+    #[test]
+    fn agreeing_counts_pass() {
+        let r = judged(10.0, 1000.0, 0);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Pass,
+                "client and server agree: 10 completed requests, 1,000 output tokens"
+            )
+        );
+        assert_eq!(
+            written(&r),
+            r#"{"client_completed": 10, "client_failed": 1, "client_output_tokens": 1000, "server_finished": 10.0, "server_output_tokens": 1000.0, "expected_extra_requests": 0, "result_file": "run/bench.json", "extra_requests": 0, "extra_output_tokens": 0.0}"#
+        );
+        // The load tool's test request, expected, and its tokens.
+        let r = judged(11.0, 1100.0, 1);
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
+        assert!(r
+            .message
+            .ends_with(", plus 1 untimed request (test or warm-up)"));
+    }
+
+    #[test]
+    fn other_traffic_or_uncounted_requests_fail_and_extra_tokens_warn() {
+        let r = judged(12.0, 1200.0, 0);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Fail,
+                "the server finished 2 more requests than the load tool sent: other traffic \
+                 shared the server during the run"
+            )
+        );
+        assert_eq!(
+            r.evidence_value("extra_requests"),
+            Some(crate::json::Json::Int(2))
+        );
+        assert_eq!(r.evidence_value("extra_output_tokens"), None);
+        let r = judged(9.0, 1000.0, 0);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Fail,
+                "the load tool counted 1 more completed request than the server finished"
+            )
+        );
+        let r = judged(10.0, 1500.0, 0);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Warn,
+                "requests agree, but the server generated 1,500 output tokens and the load tool \
+                 counted 1,000"
+            )
+        );
+        assert_eq!(
+            r.evidence_value("extra_output_tokens"),
+            Some(crate::json::Json::Float(500.0))
+        );
+    }
+
+    #[test]
+    fn a_missing_count_a_refused_value_or_a_restart_cannot_tell() {
+        let (b, a) = (
+            counters(Some(0.0), None, 0.0),
+            counters(Some(10.0), Some(1000.0), 60.0),
+        );
+        let r = check(
+            Engine::Vllm,
+            &Pair::new(&b, &a),
+            &result(10, 1, 1000),
+            FILE,
+            0,
+        );
+        assert_eq!(
+            said(&r),
+            (
+                Status::Unknown,
+                "a server counter (vllm:request_success_total or vllm:generation_tokens_total) \
+                 is missing from a snapshot"
+            )
+        );
+        assert_eq!(
+            written(&r),
+            r#"{"client_completed": 10, "client_failed": 1, "client_output_tokens": 1000, "server_finished": 10.0, "server_output_tokens": null, "expected_extra_requests": 0, "result_file": "run/bench.json"}"#
+        );
+        let b = counters(Some(0.0), Some(0.0), 0.0);
+        let no_count = BenchResult {
+            completed: None,
+            ..result(10, 1, 1000)
+        };
+        let r = check(Engine::Vllm, &Pair::new(&b, &a), &no_count, FILE, 0);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Unknown,
+                "run/bench.json lacks `completed` or `total_output_tokens`"
+            )
+        );
+        assert_eq!(
+            r.evidence_value("client_completed"),
+            Some(crate::json::Json::Null)
+        );
+        let mut refused = counters(Some(10.0), Some(1000.0), 60.0);
+        refused.implausible.push(crate::plausible::Implausible::new(
+            "run/after.snapshot.json",
+            Some(3),
+            "vllm:generation_tokens_total",
+            f64::NAN,
+            crate::plausible::Why::NotANumber,
+        ));
+        let r = check(
+            Engine::Vllm,
+            &Pair::new(&b, &refused),
+            &result(10, 1, 1000),
+            FILE,
+            0,
+        );
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message
+                .starts_with("can't tell from an implausible value: run/after.snapshot.json:3"),
+            "{}",
+            r.message
+        );
+        assert_eq!(
+            written(&r),
+            r#"{"implausible": "run/after.snapshot.json:3: vllm:generation_tokens_total = NaN is not a number", "result_file": "run/bench.json"}"#
+        );
+        let down = counters(Some(5.0), Some(1000.0), 60.0);
+        let (b, _) = (counters(Some(8.0), Some(0.0), 0.0), ());
+        let r = check(
+            Engine::Vllm,
+            &Pair::new(&b, &down),
+            &result(10, 1, 1000),
+            FILE,
+            0,
+        );
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.contains("vllm:request_success_total"),
+            "{}",
+            r.message
+        );
+        assert_eq!(
+            written(&r),
+            r#"{"restarted": true, "counter": "vllm:request_success_total", "before": 8.0, "after": 5.0}"#
+        );
+    }
+
+    #[test]
+    fn a_server_down_or_a_broken_run_cannot_tell_and_says_what_the_load_counted() {
+        let down = ServerDown {
+            reason: "it did not answer its health check after the probe".into(),
+        };
+        let r = server_down(&down);
+        assert_eq!(r.status, Status::Unknown);
+        assert!(r
+            .message
+            .starts_with("the server was down before the load started: it did not"));
+        assert_eq!(
+            written(&r),
+            r#"{"server_down": "it did not answer its health check after the probe"}"#
+        );
+        let r = pair_missing(&result(10, 2, 1000), "no snapshot after the load");
+        assert_eq!(
+            said(&r),
+            (
+                Status::Unknown,
+                "can't tell: no snapshot after the load, so the server's counts cannot be \
+                 compared; the load tool counted 10 completed and 2 failed"
+            )
+        );
+        assert_eq!(
+            written(&r),
+            r#"{"missing_input": "no snapshot after the load", "bench_completed": 10, "bench_failed": 2}"#
+        );
+        let r = pair_missing(&BenchResult::default(), "why");
+        assert_eq!(
+            r.message,
+            "can't tell: why, so the server's counts cannot be compared"
+        );
+        assert_eq!(written(&r), r#"{"missing_input": "why"}"#);
+    }
+
+    #[test]
+    fn the_run_reads_the_pair_and_the_result() {
+        let (b, a) = (
+            counters(Some(0.0), Some(0.0), 0.0),
+            counters(Some(10.0), Some(1000.0), 60.0),
+        );
+        let pair = Pair::new(&b, &a);
+        let bench = result(10, 1, 1000);
+        let folder = Folder::default();
+        let mut cx = folder.scope();
+        // Nothing given: no result.
+        assert_eq!(settle(T15, run(&cx)), None);
+        cx.pair = Input::Present(&pair);
+        cx.bench = Input::Present(&bench);
+        let r = settle(T15, run(&cx)).unwrap();
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
+        // An unusable result.
+        let e = InputError::new(FILE, None, "not JSON");
+        cx.bench = Input::Unusable(&e);
+        let r = settle(T15, run(&cx)).unwrap();
+        assert_eq!(
+            said(&r),
+            (Status::Unknown, "unusable input: run/bench.json: not JSON")
+        );
+        // A run that broke before its second snapshot: what the load tool counted.
+        cx.bench = Input::Present(&bench);
+        cx.pair = Input::Missing(Gap::Run("no snapshot after the load".into()));
+        let r = settle(T15, run(&cx)).unwrap();
+        assert!(
+            r.message
+                .starts_with("can't tell: no snapshot after the load"),
+            "{}",
+            r.message
+        );
+        // A server down before a load that was not given: left out.
+        let down = ServerDown {
+            reason: "down".into(),
+        };
+        cx.down = Some(&down);
+        assert_eq!(settle(T15, run(&cx)), None);
+    }
+
+    #[test]
+    fn a_run_without_a_result_cannot_tell_when_the_server_was_read() {
+        let folder = Folder {
+            outcome: RunOutcome {
+                after_missing: Some("the run broke before its after snapshot".into()),
+                ..RunOutcome::default()
+            },
+            ..Folder::default()
+        };
+        let r = settle(T15, run(&folder.scope())).unwrap();
+        assert_eq!(
+            said(&r),
+            (
+                Status::Unknown,
+                "can't tell: the run broke before its after snapshot"
+            )
+        );
+        let b = counters(Some(0.0), Some(0.0), 0.0);
+        let pair = Pair::new(&b, &b);
+        let folder = Folder::default();
+        let mut cx = folder.scope();
+        cx.pair = Input::Present(&pair);
+        let r = settle(T15, run(&cx)).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.starts_with("no load-tool counts to compare"),
+            "{}",
+            r.message
+        );
+        cx.load_ran = false;
+        assert_eq!(settle(T15, run(&cx)), None);
+    }
+
+    fn tokens(t: f64) -> Row {
+        Row {
+            generation_tokens: Some(t),
+            ..Row::default()
+        }
+    }
+
+    /// A phase whose bracketing readings show `outer` tokens generated and whose inner
+    /// ones show `inner`.
+    fn window(outer: f64, inner: f64) -> Window {
+        Window {
+            inner: series(Engine::Vllm, vec![tokens(10.0), tokens(10.0 + inner)]),
+            before: tokens(0.0),
+            after: tokens(outer),
+        }
+    }
+
+    fn phase_of(output_tokens: Option<i64>) -> crate::bench::Phase {
+        crate::bench::Phase {
+            completed: Some(10),
+            failed: Some(0),
+            output_tokens,
+            ..crate::bench::Phase::default()
+        }
+    }
+
+    fn phase_scope<'a>(p: &'a crate::bench::Phase, w: Input<'a, Window>) -> PhaseScope<'a> {
+        PhaseScope {
+            phase: p,
+            window: w,
+            engine: Engine::Vllm,
+            facts: None,
+            usable_blocks: None,
+            tool: "GuideLLM 0.8.1",
+        }
+    }
+
+    #[test]
+    fn a_phase_passes_within_its_readings_and_warns_outside_them() {
+        let p = phase_of(Some(1000));
+        let w = window(1100.0, 900.0);
+        let r = settle(T15, phase(&phase_scope(&p, Input::Present(&w)))).unwrap();
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
+        assert!(r.message.starts_with(
+            "client and server agree: the load tool counted 1,000 output tokens and the server \
+             generated between 900 and 1,100 over the phase"
+        ), "{}", r.message);
+        assert_eq!(
+            written(&r),
+            r#"{"client_completed": 10, "client_failed": 0, "client_output_tokens": 1000, "server_output_tokens_at_least": 900.0, "server_output_tokens_at_most": 1100.0}"#
+        );
+        let w = window(990.0, 900.0);
+        let r = settle(T15, phase(&phase_scope(&p, Input::Present(&w)))).unwrap();
+        assert_eq!(r.status, Status::Warn, "{}", r.message);
+        assert!(r
+            .message
+            .contains("requests are compared for the whole run only"));
+        // No token count from the load tool, or a restart at the edges: can't tell.
+        let none = phase_of(None);
+        let r = settle(T15, phase(&phase_scope(&none, Input::Present(&w)))).unwrap();
+        assert_eq!(
+            said(&r),
+            (
+                Status::Unknown,
+                "GuideLLM 0.8.1's result gives no output-token count for this phase"
+            )
+        );
+        assert_eq!(written(&r), "{}");
+        let back = Window {
+            after: tokens(-5.0),
+            ..window(0.0, 0.0)
+        };
+        let r = settle(T15, phase(&phase_scope(&p, Input::Present(&back)))).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.contains("vllm:generation_tokens_total"),
+            "{}",
+            r.message
+        );
+    }
+
+    #[test]
+    fn a_phase_without_its_readings_says_what_the_conversion_says() {
+        let p = phase_of(Some(1000));
+        assert_eq!(settle(T15, phase(&phase_scope(&p, Input::NotGiven))), None);
+        let gap = Gap::Phase("the series does not cover the phase".into());
+        let r = settle(T15, phase(&phase_scope(&p, Input::Missing(gap)))).unwrap();
+        assert_eq!(
+            said(&r),
+            (Status::Unknown, "the series does not cover the phase")
+        );
+        let e = InputError::new("run/run.series.jsonl", Some(4), "not JSON");
+        let r = settle(T15, phase(&phase_scope(&p, Input::Unusable(&e)))).unwrap();
+        assert_eq!(
+            said(&r),
+            (
+                Status::Unknown,
+                "unusable input: run/run.series.jsonl:4: not JSON"
+            )
+        );
+    }
+
+    fn replica<'a>(id: &'a str, pair: Input<'a, Pair<'a>>) -> ReplicaScope<'a> {
+        ReplicaScope {
+            id,
+            engine: Engine::Vllm,
+            pair,
+            after: Input::NotGiven,
+            series: Input::NotGiven,
+            gauge_steps: None,
+            share: None,
+            scrape_s: None,
+        }
+    }
+
+    fn fleet_scope<'a>(
+        replicas: &'a [ReplicaScope<'a>],
+        results: &'a [Vec<CheckResult>],
+        bench: Option<(&'a BenchResult, &'a str)>,
+    ) -> FleetScope<'a> {
+        FleetScope {
+            replicas,
+            replica_results: results,
+            requested: None,
+            step_s: None,
+            scrape_s: None,
+            bench,
+            expected_extra: 0,
+            down: false,
+        }
+    }
+
+    #[test]
+    fn a_fleet_sums_its_replicas() {
+        let zero = counters(Some(0.0), Some(0.0), 0.0);
+        let (a, b) = (
+            counters(Some(6.0), Some(600.0), 60.0),
+            counters(Some(4.0), Some(400.0), 60.0),
+        );
+        let (pa, pb) = (Pair::new(&zero, &a), Pair::new(&zero, &b));
+        let reps = [
+            replica("a", Input::Present(&pa)),
+            replica("b", Input::Present(&pb)),
+        ];
+        let results = [Vec::new(), Vec::new()];
+        let bench = result(10, 1, 1000);
+        let r = settle(
+            T15,
+            fleet(&fleet_scope(&reps, &results, Some((&bench, FILE)))),
+        )
+        .unwrap();
+        assert_eq!(
+            said(&r),
+            (
+                Status::Pass,
+                "summed over 2 replicas: client and server agree: 10 completed requests, 1,000 \
+                 output tokens"
+            )
+        );
+        assert_eq!(
+            written(&r),
+            r#"{"client_completed": 10, "client_failed": 1, "client_output_tokens": 1000, "server_finished": 10.0, "server_output_tokens": 1000.0, "expected_extra_requests": 0, "result_file": "run/bench.json", "extra_requests": 0, "extra_output_tokens": 0.0, "replicas": 2}"#
+        );
+        let bench = result(9, 1, 1000);
+        let r = settle(
+            T15,
+            fleet(&fleet_scope(&reps, &results, Some((&bench, FILE)))),
+        )
+        .unwrap();
+        assert_eq!(r.status, Status::Fail, "{}", r.message);
+    }
+
+    #[test]
+    fn a_fleet_without_a_replicas_readings_or_a_result_cannot_tell() {
+        let zero = counters(Some(0.0), Some(0.0), 0.0);
+        let a = counters(Some(6.0), Some(600.0), 60.0);
+        let gap = Gap::Replica {
+            id: "b".into(),
+            what: "after.snapshot.json".into(),
+        };
+        let pa = Pair::new(&zero, &a);
+        let reps = [
+            replica("a", Input::Present(&pa)),
+            replica("b", Input::Missing(gap)),
+        ];
+        let results = [Vec::new(), Vec::new()];
+        let bench = result(10, 1, 1000);
+        let r = settle(
+            T15,
+            fleet(&fleet_scope(&reps, &results, Some((&bench, FILE)))),
+        )
+        .unwrap();
+        assert_eq!(
+            said(&r),
+            (
+                Status::Unknown,
+                "b has no usable before and after readings, so the replicas' sum can't be \
+                 compared with the load tool's 10 completed requests"
+            )
+        );
+        assert_eq!(
+            written(&r),
+            r#"{"unknown": "b", "result_file": "run/bench.json"}"#
+        );
+        // No load-tool result, or a server down before the load (the run's T15 said so).
+        assert_eq!(
+            settle(T15, fleet(&fleet_scope(&reps, &results, None))),
+            None
+        );
+        let mut cx = fleet_scope(&reps, &results, Some((&bench, FILE)));
+        cx.down = true;
+        assert_eq!(settle(T15, fleet(&cx)), None);
+    }
+
+    /// AIPerf's scrape with the finished-requests and generated-tokens counters.
+    fn scraped(finished: f64, tokens: f64) -> AiperfServer {
+        let text = format!(
+            r#"{{"aiperf_version": "0.13.0", "metrics": {{
+                "vllm:request_success": {{"type": "counter", "series": [{{"stats": {{"total": {finished}}}}}]}},
+                "vllm:generation_tokens": {{"type": "counter", "series": [{{"stats": {{"total": {tokens}}}}}]}}}}}}"#
+        );
+        AiperfServer::read("aiperf/server_metrics_export.json", text.as_bytes()).unwrap()
+    }
+
+    fn scrape_scope<'a>(s: &'a AiperfServer, bench: Input<'a, BenchResult>) -> ScrapeScope<'a> {
+        ScrapeScope {
+            engine: Engine::Vllm,
+            scrape: s,
+            file: "aiperf/server_metrics_export.json",
+            requested: None,
+            bench,
+            bench_file: FILE,
+            manifest: None,
+            load_ran: true,
+        }
+    }
+
+    #[test]
+    fn a_scrape_is_read_against_the_load_tools_counts() {
+        let s = scraped(10.0, 1000.0);
+        let bench = result(10, 1, 1000);
+        let r = settle(T15, scrape(&scrape_scope(&s, Input::Present(&bench)))).unwrap();
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
+        assert!(
+            r.message.ends_with("counters over its measured window)"),
+            "{}",
+            r.message
+        );
+        assert_eq!(
+            written(&r),
+            r#"{"client_completed": 10, "client_failed": 1, "client_output_tokens": 1000, "server_finished": 10.0, "server_output_tokens": 1000.0, "expected_extra_requests": 0, "result_file": "run/bench.json", "extra_requests": 0, "extra_output_tokens": 0.0, "scrape_file": "aiperf/server_metrics_export.json", "sampled_every_ms": null}"#
+        );
+        let s = scraped(11.0, 1100.0);
+        let r = settle(T15, scrape(&scrape_scope(&s, Input::Present(&bench)))).unwrap();
+        assert_eq!(r.status, Status::Fail, "{}", r.message);
+    }
+
+    #[test]
+    fn a_scrape_without_a_usable_result_says_what_the_conversion_says() {
+        let s = scraped(10.0, 1000.0);
+        let r = settle(T15, scrape(&scrape_scope(&s, Input::NotGiven))).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.starts_with("no load-tool counts to compare"),
+            "{}",
+            r.message
+        );
+        let mut cx = scrape_scope(&s, Input::NotGiven);
+        cx.load_ran = false;
+        assert_eq!(settle(T15, scrape(&cx)), None);
+        let e = InputError::new(FILE, Some(2), "not JSON");
+        let r = settle(T15, scrape(&scrape_scope(&s, Input::Unusable(&e)))).unwrap();
+        assert_eq!(
+            said(&r),
+            (
+                Status::Unknown,
+                "unusable input: run/bench.json:2: not JSON"
+            )
+        );
+        let gap = Gap::Run("the load tool left no result file in the folder".into());
+        let r = settle(T15, scrape(&scrape_scope(&s, Input::Missing(gap)))).unwrap();
+        assert_eq!(
+            said(&r),
+            (
+                Status::Unknown,
+                "can't tell: the load tool left no result file in the folder"
+            )
+        );
+    }
 }
