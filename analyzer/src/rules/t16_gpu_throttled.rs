@@ -373,6 +373,16 @@ pub fn check(samples: &GpuSamples) -> CheckResult {
 mod tests {
     use super::*;
     use crate::docs::gpu::GpuHeader;
+    use crate::input::InputError;
+    use crate::inputs::{InputFile, RunInput};
+    use crate::json::Json;
+    use crate::rules::absent::{settle, Gap};
+    use crate::rules::testing::{said, Folder};
+
+    /// The evidence as `results.json` writes it.
+    fn written(r: &CheckResult) -> String {
+        Json::Obj(r.evidence()).to_compact()
+    }
 
     const MAX: f64 = 3105.0;
 
@@ -603,5 +613,109 @@ mod tests {
         }
         let r = check(&s);
         assert_eq!(r.evidence_value("busy_s"), Some(Json::Float(5.5)));
+    }
+
+    #[test]
+    fn the_evidence_names_the_deciding_card_and_each_card() {
+        // 8 samples of 0.25 s, the middle 4 throttled: half the busy time.
+        let r = check(&run(8, 2..6));
+        assert_eq!(r.status, Status::Fail, "{}", r.message);
+        assert_eq!(
+            written(&r),
+            r#"{"gpu": 0, "busy_s": 2.0, "throttled_s": 1.0, "throttled_share": 0.5, "gpus": [{"gpu": 0, "name": "NVIDIA GeForce RTX 4090", "samples": 8, "busy_s": 2.0, "throttled_s": 1.0, "throttled_share": 0.5, "longest_episode_s": 1.0, "min_clock_mhz": 1395.0, "max_sm_clock_mhz": 3105.0, "max_power_w": 440.0, "power_limit_w": 450.0, "max_temp_c": 70.0, "reasons": ["sw_power_cap", "hw_thermal_slowdown"]}]}"#
+        );
+        // A card never busy has no share and no throttled clock: written as null.
+        let mut idle = run(4, 0..0);
+        for r in &mut idle.rows {
+            r.util_pct = Some(0.0);
+        }
+        let r = check(&idle);
+        assert_eq!(r.status, Status::Unknown);
+        assert!(r
+            .message
+            .starts_with("GPU 0 was never busy in its 4 samples"));
+        assert_eq!(
+            written(&r),
+            r#"{"gpu": 0, "busy_s": 0.0, "throttled_s": 0.0, "throttled_share": null, "gpus": [{"gpu": 0, "name": "NVIDIA GeForce RTX 4090", "samples": 4, "busy_s": 0.0, "throttled_s": 0.0, "throttled_share": null, "longest_episode_s": 0.0, "min_clock_mhz": null, "max_sm_clock_mhz": 3105.0, "max_power_w": 440.0, "power_limit_w": 450.0, "max_temp_c": 70.0, "reasons": []}]}"#
+        );
+        // No card, no samples, a refused number: nothing but the refused value.
+        assert_eq!(written(&check(&GpuSamples::default())), "{}");
+        assert_eq!(written(&without_samples()), "{}");
+        let plain = run(100, 50..52);
+        let r = check(&reread(
+            &plain,
+            53,
+            "\"util_pct\": 98.0",
+            "\"util_pct\": NaN",
+        ));
+        assert_eq!(
+            written(&r),
+            r#"{"implausible": "run/gpu.samples.jsonl:53: util_pct = NaN is not a number"}"#
+        );
+    }
+
+    /// A folder holding a recording, with GPU samples and the recorder's manifest or not.
+    fn folder(gpu: bool, manifest: bool) -> Folder {
+        let file = |name: &str| Some(InputFile::new(name, Vec::new()));
+        Folder {
+            input: RunInput {
+                series: file("run/run.series.jsonl"),
+                gpu: if gpu {
+                    file("run/gpu.samples.jsonl")
+                } else {
+                    None
+                },
+                manifest: if manifest {
+                    file("run/manifest.json")
+                } else {
+                    None
+                },
+                ..RunInput::default()
+            },
+            ..Folder::default()
+        }
+    }
+
+    #[test]
+    fn the_run_reads_the_samples_and_says_what_the_conversion_says() {
+        // No measured load in the folder: no result.
+        assert_eq!(settle(T16, super::run(&Folder::default().scope())), None);
+        // The recorder made the folder and left no samples: can't tell.
+        let f = folder(false, true);
+        let r = settle(T16, super::run(&f.scope())).unwrap();
+        assert_eq!(r, without_samples());
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.starts_with("no GPU samples (gpu.samples.jsonl"),
+            "{}",
+            r.message
+        );
+        // A folder from elsewhere never had them: left out.
+        assert_eq!(settle(T16, super::run(&folder(false, false).scope())), None);
+        let f = folder(true, true);
+        let mut cx = f.scope();
+        let e = InputError::new("run/gpu.samples.jsonl", Some(3), "not JSON");
+        cx.gpu = Input::Unusable(&e);
+        let r = settle(T16, super::run(&cx)).unwrap();
+        assert_eq!(
+            said(&r),
+            (
+                Status::Unknown,
+                "unusable input: run/gpu.samples.jsonl:3: not JSON"
+            )
+        );
+        cx.gpu = Input::Missing(Gap::Run("the recorder stopped before sampling".into()));
+        let r = settle(T16, super::run(&cx)).unwrap();
+        assert_eq!(
+            said(&r),
+            (
+                Status::Unknown,
+                "can't tell: the recorder stopped before sampling"
+            )
+        );
+        let s = run(100, 40..80);
+        cx.gpu = Input::Present(&s);
+        let r = settle(T16, super::run(&cx)).unwrap();
+        assert_eq!(r.status, Status::Fail, "{}", r.message);
     }
 }

@@ -206,7 +206,19 @@ pub fn check(engine: Engine, pair: &Pair<'_>, untimed: Untimed<'_>) -> CheckResu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::BenchResult;
+    use crate::input::InputError;
+    use crate::inputs::{InputFile, RunInput};
+    use crate::rules::absent::{settle, Gap, Input};
+    use crate::rules::testing::{said, Folder};
     use crate::snapshot::Snapshot;
+
+    /// The evidence as `results.json` writes it.
+    fn written(r: &CheckResult) -> String {
+        Json::Obj(r.evidence()).to_compact()
+    }
+
+    const VLLM: &str = r#""engine": "vllm", "source": "vllm:prefix_cache_hits_total / vllm:prefix_cache_queries_total""#;
 
     fn snap(text: &str) -> Snapshot {
         Snapshot {
@@ -407,5 +419,158 @@ mod tests {
         let r = check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default());
         assert_eq!(r.status, Status::Unknown);
         assert_eq!(r.evidence_value("restarted"), Some(Json::Bool(true)));
+    }
+
+    #[test]
+    fn the_evidence_of_each_outcome_in_its_order() {
+        let pass =
+            |b: &Snapshot, a: &Snapshot, u: Untimed<'_>| check(Engine::Vllm, &Pair::new(b, a), u);
+        let (b, a) = (vllm(100.0, 1000.0), vllm(5100.0, 11000.0));
+        let r = pass(&b, &a, Untimed::default());
+        assert_eq!(
+            written(&r),
+            format!(r#"{{{VLLM}, "hit_tokens": 5000.0, "queried_tokens": 10000.0, "share": 0.5}}"#)
+        );
+        let (b, a) = (vllm(0.0, 0.0), vllm(1700.0, 4900.0));
+        let untimed = Untimed {
+            requests: 17,
+            prompt_tokens: Some(100.04),
+            refused: None,
+        };
+        let r = pass(&b, &a, untimed);
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{{VLLM}, "hit_tokens": 1700.0, "queried_tokens": 4900.0, "untimed_requests": 17, "untimed_tokens": 100.0, "share": 0.0311}}"#
+            )
+        );
+        // The untimed requests account for every token looked up: can't tell.
+        let r = pass(&b, &vllm(1700.0, 1700.0), untimed);
+        assert_eq!(r.status, Status::Unknown);
+        assert!(r
+            .message
+            .starts_with("the load tool's untimed requests account for every"));
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{{VLLM}, "hit_tokens": 1700.0, "queried_tokens": 1700.0, "untimed_requests": 17, "untimed_tokens": 100.0}}"#
+            )
+        );
+        // Nothing looked up: does not apply, with the deltas.
+        let r = pass(&vllm(5.0, 10.0), &vllm(5.0, 10.0), Untimed::default());
+        assert_eq!(
+            written(&r),
+            format!(r#"{{{VLLM}, "hit_tokens": 0.0, "queried_tokens": 0.0}}"#)
+        );
+        // Nothing exported, or a counter that went down: the counters' names only.
+        let empty = snap("vllm:num_requests_running 0\n");
+        assert_eq!(
+            written(&pass(&empty, &empty, Untimed::default())),
+            format!("{{{VLLM}}}")
+        );
+        let r = pass(&vllm(5.0, 10.0), &vllm(1.0, 20.0), Untimed::default());
+        assert_eq!(written(&r), format!("{{{VLLM}}}"));
+        // A refused prompt count with untimed requests: after the deltas.
+        let bad = Implausible::new(
+            "run/bench.json",
+            None,
+            "total_input_tokens",
+            f64::NAN,
+            plausible::Why::NotANumber,
+        );
+        let refused = Untimed {
+            requests: 17,
+            prompt_tokens: None,
+            refused: Some(&bad),
+        };
+        let r = pass(&b, &a, refused);
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{{VLLM}, "hit_tokens": 1700.0, "queried_tokens": 4900.0, "implausible": "run/bench.json: total_input_tokens = NaN is not a number"}}"#
+            )
+        );
+    }
+
+    #[test]
+    fn a_restart_or_a_refused_counter_comes_after_the_counters_names() {
+        let b = snap("vllm:prefix_cache_hits_total 0\nvllm:prefix_cache_queries_total 10\nvllm:x_created 1\n");
+        let a = snap("vllm:prefix_cache_hits_total 9\nvllm:prefix_cache_queries_total 10\nvllm:x_created 2\n");
+        let r = check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default());
+        assert!(
+            r.message
+                .ends_with(", so the prefix-cache counters cannot be compared"),
+            "{}",
+            r.message
+        );
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{{VLLM}, "restarted": true, "created_changed": 1, "example": "vllm:x_created", "before": 1.0, "after": 2.0}}"#
+            )
+        );
+        let text = "vllm:prefix_cache_hits_total{engine=\"0\"} NaN\nvllm:prefix_cache_queries_total{engine=\"0\"} 5\n";
+        let a = Snapshot::read("run/after.prom", text.as_bytes()).unwrap();
+        let r = check(
+            Engine::Vllm,
+            &Pair::new(&vllm(0.0, 0.0), &a),
+            Untimed::default(),
+        );
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{{VLLM}, "implausible": "run/after.prom:1: vllm:prefix_cache_hits_total = NaN is not a number"}}"#
+            )
+        );
+    }
+
+    /// A folder holding the recorder's snapshots.
+    fn measured() -> Folder {
+        Folder {
+            input: RunInput {
+                before: Some(InputFile::new("run/before.prom", Vec::new())),
+                ..RunInput::default()
+            },
+            ..Folder::default()
+        }
+    }
+
+    #[test]
+    fn the_run_reads_the_pair_and_says_what_the_conversion_says() {
+        // No measured load in the folder, or no snapshots: no result.
+        assert_eq!(settle(T17, run(&Folder::default().scope())), None);
+        let f = measured();
+        let mut cx = f.scope();
+        assert_eq!(settle(T17, run(&cx)), None);
+        let e = InputError::new("run/after.prom", Some(2), "not a metric line");
+        cx.pair = Input::Unusable(&e);
+        assert_eq!(
+            said(&settle(T17, run(&cx)).unwrap()),
+            (
+                Status::Unknown,
+                "unusable input: run/after.prom:2: not a metric line"
+            )
+        );
+        cx.pair = Input::Missing(Gap::Run("no snapshot after the load".into()));
+        assert_eq!(
+            said(&settle(T17, run(&cx)).unwrap()),
+            (Status::Unknown, "can't tell: no snapshot after the load")
+        );
+        // The load tool's 17 untimed requests of 100 prompt tokens are set apart.
+        let (b, a) = (vllm(0.0, 0.0), vllm(1700.0, 4900.0));
+        let pair = Pair::new(&b, &a);
+        let bench = BenchResult {
+            completed: Some(32),
+            total_input_tokens: Some(3200),
+            ..BenchResult::default()
+        };
+        cx.pair = Input::Present(&pair);
+        cx.bench = Input::Present(&bench);
+        cx.expected_extra = 17;
+        let r = settle(T17, run(&cx)).unwrap();
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
+        assert_eq!(r.evidence_value("untimed_tokens"), Some(Json::Float(100.0)));
+        cx.bench = Input::NotGiven;
+        assert_eq!(settle(T17, run(&cx)).unwrap().status, Status::Warn);
     }
 }

@@ -380,8 +380,19 @@ pub fn check(inputs: &WarmUpInputs<'_>) -> CheckResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::BenchResult;
     use crate::docs::Row;
+    use crate::inputs::{InputFile, RunInput};
     use crate::json::Json;
+    use crate::rules::absent::{settle, Input};
+    use crate::rules::testing::Folder;
+
+    /// The evidence as `results.json` writes it.
+    fn written(r: &CheckResult) -> String {
+        Json::Obj(r.evidence()).to_compact()
+    }
+
+    const COMPILING: &str = "(EngineCore pid=7) INFO 11-30 10:52:20 [backends.py:400] Compiling a graph for compile range (1, 8) takes 1.52 s\n";
 
     /// `waves` waves of `c` requests, each wave starting when the last finished: every
     /// request's first token after `ttft` s, the first wave's after `first` s.
@@ -612,5 +623,130 @@ mod tests {
         assert_eq!(log_between(b"abcdef", 4, None), "ef");
         assert_eq!(log_between(b"abc", 9, Some(1)), "");
         assert_eq!(log_between(b"abc", 1, Some(99)), "bc");
+    }
+
+    #[test]
+    fn the_evidence_of_each_outcome_in_its_order() {
+        let cold = closed_loop(8, 4, 1.6, 0.2);
+        let quiet = series(0.0);
+        let effect = r#""first_requests": 8, "later_requests": 24, "first_ttft_s": 1.6, "later_ttft_s": 0.2, "ratio": 8.0, "excess_s": 1.4"#;
+        let r = check(&inputs(Some(&cold), Some(&quiet)));
+        assert_eq!(r.status, Status::Warn);
+        assert_eq!(
+            written(&r),
+            format!(r#"{{"engine": "vllm", {effect}, "waiting_max": 0.0}}"#)
+        );
+        // Without a recording of the queue: can't tell, and no waiting_max.
+        let r = check(&inputs(Some(&cold), None));
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.contains("without a recording of the queue"),
+            "{}",
+            r.message
+        );
+        assert_eq!(written(&r), format!(r#"{{"engine": "vllm", {effect}}}"#));
+        // The log's lines come before the requests' figures.
+        let mut i = inputs(Some(&cold), Some(&quiet));
+        i.log_during_load = Some(COMPILING);
+        let r = check(&i);
+        assert_eq!(r.status, Status::Warn);
+        assert!(
+            r.message
+                .contains("the server logged 1 line of compilation"),
+            "{}",
+            r.message
+        );
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{"engine": "vllm", "log_lines": 1, "first_log_line": "(EngineCore pid=7) INFO 11-30 10:52:20 [backends.py:400] Compiling a graph for compile range (1, 8) takes 1.52 s", {effect}, "waiting_max": 0.0}}"#
+            )
+        );
+        // A refused queue reading after a slow first wave: after its figures.
+        let mut s = series(0.0);
+        s.implausible.push(Implausible::new(
+            "run/run.series.jsonl",
+            Some(7),
+            column::WAITING,
+            f64::NAN,
+            plausible::Why::NotANumber,
+        ));
+        let r = check(&inputs(Some(&cold), Some(&s)));
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{"engine": "vllm", {effect}, "implausible": "run/run.series.jsonl:7: waiting = NaN is not a number"}}"#
+            )
+        );
+        // A first wave that does not stand out: no queue read.
+        let warm = closed_loop(8, 4, 0.22, 0.2);
+        let r = check(&inputs(Some(&warm), Some(&quiet)));
+        assert_eq!(
+            written(&r),
+            r#"{"engine": "vllm", "first_requests": 8, "later_requests": 24, "first_ttft_s": 0.22, "later_ttft_s": 0.2, "ratio": 1.1, "excess_s": 0.02}"#
+        );
+    }
+
+    #[test]
+    fn without_per_request_times_the_evidence_is_the_logs() {
+        let mut i = inputs(None, None);
+        assert_eq!(written(&check(&i)), r#"{"engine": "vllm"}"#);
+        i.log_during_load = Some("INFO:     127.0.0.1 - \"POST /v1/completions\" 200 OK\n");
+        assert_eq!(written(&check(&i)), r#"{"engine": "vllm", "log_lines": 0}"#);
+        i.log_during_load = Some(COMPILING);
+        let r = check(&i);
+        assert_eq!(r.status, Status::Warn);
+        assert_eq!(
+            written(&r),
+            r#"{"engine": "vllm", "log_lines": 1, "first_log_line": "(EngineCore pid=7) INFO 11-30 10:52:20 [backends.py:400] Compiling a graph for compile range (1, 8) takes 1.52 s"}"#
+        );
+    }
+
+    /// A folder holding a load tool's result, made by the recorder or not.
+    fn folder(recorded: bool) -> Folder {
+        let file = |name: &str| Some(InputFile::new(name, Vec::new()));
+        Folder {
+            input: RunInput {
+                series: file("run/run.series.jsonl"),
+                manifest: if recorded {
+                    file("run/manifest.json")
+                } else {
+                    None
+                },
+                ..RunInput::default()
+            },
+            ..Folder::default()
+        }
+    }
+
+    #[test]
+    fn the_run_leaves_out_a_cant_tell_only_the_recorders_captures_could_decide() {
+        // No measured load: no result.
+        assert_eq!(settle(T18, run(&Folder::default().scope())), None);
+        // Nothing to decide with: can't tell in the recorder's folder, left out elsewhere.
+        let f = folder(true);
+        let r = settle(T18, run(&f.scope())).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message
+                .starts_with("the load tool's result has no per-request times"),
+            "{}",
+            r.message
+        );
+        assert_eq!(settle(T18, run(&folder(false).scope())), None);
+        // Per-request times decide in either.
+        let f = folder(false);
+        let mut cx = f.scope();
+        let bench = BenchResult {
+            requests: Some(closed_loop(8, 4, 0.22, 0.2)),
+            ..BenchResult::default()
+        };
+        cx.bench = Input::Present(&bench);
+        let r = settle(T18, run(&cx)).unwrap();
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
+        // An unusable result gives no per-request times: as good as none.
+        let e = crate::input::InputError::new("run/bench.json", None, "not JSON");
+        cx.bench = Input::Unusable(&e);
+        assert_eq!(settle(T18, run(&cx)), None);
     }
 }

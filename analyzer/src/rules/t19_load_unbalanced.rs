@@ -233,6 +233,17 @@ pub fn check(replicas: &[Loaded]) -> CheckResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Engine;
+    use crate::input::InputError;
+    use crate::json::Json;
+    use crate::rules::absent::Gap;
+    use crate::rules::testing::{gauges, series};
+    use crate::series::Series;
+
+    /// The evidence as `results.json` writes it.
+    fn written(r: &CheckResult) -> String {
+        Json::Obj(r.evidence()).to_compact()
+    }
 
     fn loaded(id: &str, peak: Option<f64>, sat: Saturation) -> Loaded {
         Loaded {
@@ -305,5 +316,154 @@ mod tests {
         assert_eq!(unknown_ceiling.status, Status::Unknown);
         let single = check(&[loaded("a", Some(1.0), Saturation::No)]);
         assert_eq!(single.status, Status::NotApplicable);
+    }
+
+    #[test]
+    fn the_evidence_of_each_outcome_in_its_order() {
+        let base = r#""replicas": 2, "few_below_share": 0.5"#;
+        let sat = || loaded("a", Some(10.0), Saturation::Yes("6 preemptions".into()));
+        let r = check(&[sat(), loaded("b", Some(4.0), Saturation::No)]);
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{{base}, "saturated": "a", "saturated_peak_running": 10.0, "saturated_because": "6 preemptions", "few": "b", "few_peak_running": 4.0}}"#
+            )
+        );
+        let roomy = Loaded {
+            peak_kv: Some(0.25),
+            ..loaded("b", Some(8.0), Saturation::No)
+        };
+        let r = check(&[sat(), roomy]);
+        assert_eq!(r.status, Status::Fail);
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{{base}, "saturated": "a", "saturated_peak_running": 10.0, "saturated_because": "6 preemptions", "few": "b", "few_peak_running": 8.0, "few_peak_kv_usage": 0.25}}"#
+            )
+        );
+        let r = check(&[
+            loaded("a", Some(16.0), Saturation::No),
+            loaded("b", None, Saturation::Unknown("no readings".into())),
+        ]);
+        assert_eq!(
+            r.message,
+            "replica b's running requests are not known (no recording), so whether the load \
+             was balanced can't be told"
+        );
+        assert_eq!(written(&r), format!(r#"{{{base}, "unknown": "b"}}"#));
+        let r = check(&[
+            loaded("a", Some(16.0), Saturation::Unknown("no T1".into())),
+            loaded("b", Some(4.0), Saturation::No),
+        ]);
+        assert_eq!(written(&r), format!(r#"{{{base}, "unknown": "a"}}"#));
+        let r = check(&[sat(), loaded("b", Some(5.0), Saturation::No)]);
+        assert_eq!(r.status, Status::Pass);
+        assert_eq!(written(&r), format!("{{{base}}}"));
+        let r = check(&[sat()]);
+        assert_eq!(written(&r), r#"{"replicas": 1, "few_below_share": 0.5}"#);
+    }
+
+    fn replica<'a>(id: &'a str, series: Input<'a, Series>) -> ReplicaScope<'a> {
+        ReplicaScope {
+            id,
+            engine: Engine::Vllm,
+            pair: Input::NotGiven,
+            after: Input::NotGiven,
+            series,
+            gauge_steps: None,
+            share: None,
+            scrape_s: None,
+        }
+    }
+
+    fn fleet_scope<'a>(
+        replicas: &'a [ReplicaScope<'a>],
+        results: &'a [Vec<CheckResult>],
+    ) -> FleetScope<'a> {
+        FleetScope {
+            replicas,
+            replica_results: results,
+            requested: None,
+            step_s: None,
+            scrape_s: None,
+            bench: None,
+            expected_extra: 0,
+            down: false,
+        }
+    }
+
+    fn t1(status: Status) -> Vec<CheckResult> {
+        vec![CheckResult::new(Tripwire::SilentPreemption, status, "")]
+    }
+
+    #[test]
+    fn the_fleet_reads_each_replicas_recording_and_its_t1() {
+        // a: requests waited with the cache full; b ran 2 at once.
+        let full = series(
+            Engine::Vllm,
+            vec![gauges(8.0, 3.0, 0.97), gauges(8.0, 0.0, 0.5)],
+        );
+        let light = series(
+            Engine::Vllm,
+            vec![gauges(2.0, 0.0, 0.6), gauges(1.0, 0.0, 0.2)],
+        );
+        let reps = [
+            replica("a", Input::Present(&full)),
+            replica("b", Input::Present(&light)),
+        ];
+        let results = [t1(Status::Pass), t1(Status::Pass)];
+        let r = fleet(&fleet_scope(&reps, &results)).unwrap();
+        assert_eq!(r.status, Status::Fail, "{}", r.message);
+        assert!(
+            r.message.starts_with(
+                "replica a ran at its ceiling (requests waited with the cache 97% full, up to 8 \
+                 running) while replica b never ran more than 2 at once"
+            ),
+            "{}",
+            r.message
+        );
+        // Even peaks, neither at its ceiling: pass.
+        let reps = [
+            replica("a", Input::Present(&light)),
+            replica("b", Input::Present(&light)),
+        ];
+        assert_eq!(
+            fleet(&fleet_scope(&reps, &results)).unwrap().status,
+            Status::Pass
+        );
+    }
+
+    #[test]
+    fn a_replica_without_a_usable_recording_cannot_tell() {
+        let full = series(Engine::Vllm, vec![gauges(8.0, 3.0, 0.97)]);
+        let e = InputError::new("replicas/b/run.series.jsonl", Some(2), "not JSON");
+        let gap = Gap::Replica {
+            id: "b".into(),
+            what: "run.series.jsonl".into(),
+        };
+        let results = [t1(Status::Pass), t1(Status::Pass)];
+        for (b, why) in [
+            (
+                Input::Unusable(&e),
+                "unusable recording: replicas/b/run.series.jsonl:2: not JSON",
+            ),
+            (Input::Missing(gap), "no recording"),
+            (Input::NotGiven, "no recording"),
+        ] {
+            let reps = [replica("a", Input::Present(&full)), replica("b", b)];
+            let r = fleet(&fleet_scope(&reps, &results)).unwrap();
+            assert_eq!(r.status, Status::Unknown, "{}", r.message);
+            assert_eq!(
+                r.message,
+                format!(
+                    "replica b's running requests are not known ({why}), so whether the load \
+                     was balanced can't be told"
+                )
+            );
+        }
+        // A single replica: nothing to share the load with.
+        let reps = [replica("a", Input::Present(&full))];
+        let r = fleet(&fleet_scope(&reps, &results[..1])).unwrap();
+        assert_eq!(r.status, Status::NotApplicable);
     }
 }
