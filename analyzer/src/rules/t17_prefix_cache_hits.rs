@@ -245,8 +245,8 @@ mod tests {
     use super::*;
     use crate::bench::BenchResult;
     use crate::input::InputError;
-    use crate::json::Json;
     use crate::inputs::{InputFile, RunInput};
+    use crate::json::Json;
     use crate::rules::absent::{settle, Gap, Input};
     use crate::rules::testing::{said, Folder};
     use crate::snapshot::Snapshot;
