@@ -4,6 +4,8 @@
 //! throughput then measures the router's placement, not the pool's capacity (the rule and
 //! its thresholds: docs/tripwires.md#t19).
 
+use serde::Serialize;
+
 use crate::num::shortest;
 use crate::rules::absent::{Input, Judged};
 use crate::rules::scope::{FleetScope, ReplicaScope};
@@ -20,6 +22,33 @@ pub const TRIPWIRE: Tripwire = Tripwire::LoadUnbalanced;
 /// its own KV cache, never reached, counts as having had room: an even split by count
 /// (round robin) over replicas of uneven capacity still leaves one at its ceiling.
 pub const FEW: f64 = 0.5;
+
+/// What T19 found: the fleet's size and the threshold, then the replica that ran at its
+/// ceiling beside the one that had room, or the replica that can't be told.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Balance {
+    pub replicas: usize,
+    /// [`FEW`].
+    pub few_below_share: f64,
+    /// The replica at its ceiling, its peak running and why it counts as at its ceiling.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saturated: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saturated_peak_running: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saturated_because: Option<String>,
+    /// The replica that had room: its peak running, and its peak KV use when that is what
+    /// shows the room.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub few: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub few_peak_running: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub few_peak_kv_usage: Option<f64>,
+    /// The replica whose running requests or ceiling are not known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown: Option<String>,
+}
 
 /// Whether a replica ran at its ceiling during the run.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,15 +144,17 @@ fn loaded(rep: &ReplicaScope<'_>, results: &[CheckResult]) -> Loaded {
 }
 
 pub fn check(replicas: &[Loaded]) -> CheckResult {
-    let base = |status, msg: String| {
-        CheckResult::new(TRIPWIRE, status, msg)
-            .with("replicas", replicas.len())
-            .with("few_below_share", FEW)
+    let base = Balance {
+        replicas: replicas.len(),
+        few_below_share: FEW,
+        ..Balance::default()
     };
+    let said = |status, msg: String, e: Balance| CheckResult::new(TRIPWIRE, status, msg).found(e);
     if replicas.len() < 2 {
-        return base(
+        return said(
             Status::NotApplicable,
             "does not apply to a single replica: there is no other to share the load".into(),
+            base,
         );
     }
     // A saturated replica beside one that ran few, among those known.
@@ -147,7 +178,11 @@ pub fn check(replicas: &[Loaded]) -> CheckResult {
                     crate::num::fixed(kv * 100.0, 0)
                 ),
             };
-            let r = base(
+            let (few_peak_running, few_peak_kv_usage) = match idle {
+                Idle::Few(p) => (p, None),
+                Idle::Room(p, kv) => (p, Some(kv)),
+            };
+            return said(
                 Status::Fail,
                 format!(
                     "replica {} ran at its ceiling ({why}, up to {} running) while replica {} \
@@ -157,28 +192,32 @@ pub fn check(replicas: &[Loaded]) -> CheckResult {
                     shortest(*peak_s),
                     l.id,
                 ),
-            )
-            .with("saturated", s.id.as_str())
-            .with("saturated_peak_running", *peak_s)
-            .with("saturated_because", why.as_str())
-            .with("few", l.id.as_str());
-            return match idle {
-                Idle::Few(p) => r.with("few_peak_running", p),
-                Idle::Room(p, kv) => r.with("few_peak_running", p).with("few_peak_kv_usage", kv),
-            };
+                Balance {
+                    saturated: Some(s.id.clone()),
+                    saturated_peak_running: Some(*peak_s),
+                    saturated_because: Some(why.clone()),
+                    few: Some(l.id.clone()),
+                    few_peak_running: Some(few_peak_running),
+                    few_peak_kv_usage,
+                    ..base
+                },
+            );
         }
     }
     if let Some(m) = replicas.iter().find(|r| r.peak_running.is_err()) {
         let why = m.peak_running.as_ref().err().cloned().unwrap_or_default();
-        return base(
+        return said(
             Status::Unknown,
             format!(
                 "replica {}'s running requests are not known ({why}), so whether the load was \
                  balanced can't be told",
                 m.id
             ),
-        )
-        .with("unknown", m.id.as_str());
+            Balance {
+                unknown: Some(m.id.clone()),
+                ..base
+            },
+        );
     }
     let lowest = replicas
         .iter()
@@ -190,7 +229,7 @@ pub fn check(replicas: &[Loaded]) -> CheckResult {
             continue;
         };
         if lowest < FEW * peak_u {
-            return base(
+            return said(
                 Status::Unknown,
                 format!(
                     "replica {} ran up to {} at once and another as few as {}, but whether \
@@ -200,8 +239,11 @@ pub fn check(replicas: &[Loaded]) -> CheckResult {
                     shortest(lowest),
                     u.id
                 ),
-            )
-            .with("unknown", u.id.as_str());
+                Balance {
+                    unknown: Some(u.id.clone()),
+                    ..base
+                },
+            );
         }
     }
     let saturated: Vec<&str> = replicas
@@ -227,7 +269,7 @@ pub fn check(replicas: &[Loaded]) -> CheckResult {
             saturated.join(", ")
         )
     };
-    base(Status::Pass, msg)
+    said(Status::Pass, msg, base)
 }
 
 #[cfg(test)]
@@ -243,6 +285,10 @@ mod tests {
     /// The evidence as `results.json` writes it.
     fn written(r: &CheckResult) -> String {
         Json::Obj(r.evidence()).to_compact()
+    }
+
+    fn found(r: &CheckResult) -> &Balance {
+        r.finding::<Balance>().expect("T19's evidence")
     }
 
     fn loaded(id: &str, peak: Option<f64>, sat: Saturation) -> Loaded {
@@ -270,9 +316,10 @@ mod tests {
             "{}",
             r.message
         );
+        assert_eq!(found(&r).few_peak_kv_usage, Some(0.06));
         assert_eq!(
-            r.evidence_value("few_peak_kv_usage"),
-            Some(crate::json::Json::from(0.06))
+            found(&r).saturated_because.as_deref(),
+            Some("8 preemptions")
         );
         // Half of its cache used: it had no room to spare by this rule.
         assert_eq!(check(&[tiny, big(0.5)]).status, Status::Pass);
@@ -351,6 +398,8 @@ mod tests {
              was balanced can't be told"
         );
         assert_eq!(written(&r), format!(r#"{{{base}, "unknown": "b"}}"#));
+        assert_eq!(found(&r).unknown.as_deref(), Some("b"));
+        assert_eq!(found(&r).saturated, None);
         let r = check(&[
             loaded("a", Some(16.0), Saturation::Unknown("no T1".into())),
             loaded("b", Some(4.0), Saturation::No),
@@ -422,6 +471,16 @@ mod tests {
             "{}",
             r.message
         );
+        let e = found(&r);
+        assert_eq!(
+            (e.saturated.as_deref(), e.saturated_peak_running),
+            (Some("a"), Some(8.0))
+        );
+        assert_eq!(
+            (e.few.as_deref(), e.few_peak_running),
+            (Some("b"), Some(2.0))
+        );
+        assert_eq!(e.few_peak_kv_usage, None);
         // Even peaks, neither at its ceiling: pass.
         let reps = [
             replica("a", Input::Present(&light)),
