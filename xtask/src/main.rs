@@ -34,6 +34,7 @@ mod demo;
 mod first_paint;
 mod fleet;
 mod fuzz;
+mod layers;
 mod loadtools;
 mod real;
 mod tidy;

@@ -87,7 +87,15 @@ fn server_rate(r: &Report) -> Option<(f64, f64)> {
 
 /// Every row, in the order the table shows them.
 pub(super) fn specs(runs: &[Run<'_>]) -> Vec<Spec> {
-    let mut out = vec![
+    let mut out = setup_rows(runs);
+    out.extend(load_rows(runs));
+    out.extend(tripwire_rows(runs));
+    out
+}
+
+/// What was run: the engine, the model, the pool, the concurrency asked for.
+fn setup_rows(runs: &[Run<'_>]) -> Vec<Spec> {
+    vec![
         spec("engine", "Engine", Kind::Identity, "", runs, |r| {
             let name = engine_of(r).display();
             match r.facts.as_ref().and_then(|f| f.version()) {
@@ -151,6 +159,12 @@ pub(super) fn specs(runs: &[Run<'_>]) -> Vec<Spec> {
                     .map_or_else(Cell::absent, |n| Cell::number(n as f64, n.to_string()))
             },
         ),
+    ]
+}
+
+/// What the load did: how many ran at once, evictions, throughput, requests.
+fn load_rows(runs: &[Run<'_>]) -> Vec<Spec> {
+    vec![
         spec(
             "peak_running",
             "Most running at once (T8)",
@@ -244,7 +258,12 @@ pub(super) fn specs(runs: &[Run<'_>]) -> Vec<Spec> {
                 },
             },
         ),
-    ];
+    ]
+}
+
+/// A row per tripwire any of the runs has.
+fn tripwire_rows(runs: &[Run<'_>]) -> Vec<Spec> {
+    let mut out = Vec::new();
     // The tripwires every single-server run can have (T16 on are newer and optional).
     for t in Tripwire::ALL.into_iter().filter(|t| t.number() <= 15) {
         if runs.iter().any(|r| check(r.report, t).is_some()) {

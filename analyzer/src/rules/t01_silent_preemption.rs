@@ -11,10 +11,10 @@ use crate::json::Number;
 use crate::num::{plural, shortest};
 use crate::plausible::{self, Implausible};
 use crate::rules::absent::Judged;
+use crate::rules::scope::window::Edges;
 use crate::rules::scope::{FleetScope, PhaseScope, ReplicaScope, RunScope, ScrapeScope};
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
-use crate::series::window::Edges;
 use crate::series::{column, Field, Series};
 
 const T1: Tripwire = Tripwire::SilentPreemption;
@@ -429,5 +429,113 @@ impl Evictions {
             series: Some(series.to_string()),
             ..Evictions::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::InputError;
+    use crate::rules::absent::{settle, Gap, Input};
+    use crate::rules::testing::{said, series, snapshot, Folder};
+    use crate::series::Row;
+
+    fn vllm(preemptions: Option<f64>, wall: f64) -> crate::snapshot::Snapshot {
+        let text = preemptions.map_or(String::new(), |n| {
+            format!("vllm:num_preemptions_total{{engine=\"0\"}} {n}\n")
+        });
+        snapshot(&text, wall)
+    }
+
+    #[test]
+    fn no_eviction_passes_and_counts_zero() {
+        let (b, a) = (vllm(Some(3.0), 10.0), vllm(Some(3.0), 70.0));
+        let r = check(Engine::Vllm, &Pair::new(&b, &a), None, None);
+        assert_eq!(said(&r), (Status::Pass, "no preemptions during the run"));
+        assert_eq!(preemptions(&r), Some(0.0));
+        assert_eq!(r.finding::<Evictions>().unwrap().engine, Some("vllm"));
+    }
+
+    #[test]
+    fn evictions_fail_with_their_count() {
+        let (b, a) = (vllm(Some(0.0), 10.0), vllm(Some(22.0), 70.0));
+        let r = check(Engine::Vllm, &Pair::new(&b, &a), None, None);
+        assert_eq!(r.status, Status::Fail);
+        assert!(
+            r.message.starts_with("22 preemptions during the run"),
+            "{}",
+            r.message
+        );
+        assert!(r.message.contains("no log line"), "{}", r.message);
+        assert_eq!(preemptions(&r), Some(22.0));
+        assert_eq!(
+            r.evidence_value("preemptions"),
+            Some(crate::json::Json::Float(22.0))
+        );
+    }
+
+    #[test]
+    fn a_missing_counter_or_a_restart_cannot_pass() {
+        let (b, a) = (vllm(None, 10.0), vllm(Some(5.0), 70.0));
+        let r = check(Engine::Vllm, &Pair::new(&b, &a), None, None);
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.contains("is missing from a snapshot"),
+            "{}",
+            r.message
+        );
+        assert_eq!(preemptions(&r), None);
+        // A counter that went down: the server restarted between the readings.
+        let (b, a) = (vllm(Some(9.0), 10.0), vllm(Some(2.0), 70.0));
+        let r = check(Engine::Vllm, &Pair::new(&b, &a), None, None);
+        assert!(restarted(&r), "{r:?}");
+        assert_ne!(r.status, Status::Pass);
+    }
+
+    #[test]
+    fn trtllm_reads_its_paused_gauge() {
+        let paused = |p: f64| Row {
+            paused: Some(p),
+            ..Row::default()
+        };
+        let s = series(Engine::Trtllm, vec![paused(0.0), paused(2.0), paused(0.0)]);
+        let (b, a) = (snapshot("", 10.0), snapshot("", 12.0));
+        let r = check(Engine::Trtllm, &Pair::new(&b, &a), Some(&s), None);
+        assert_eq!(r.status, Status::Fail, "{}", r.message);
+        let e = r.finding::<Evictions>().unwrap();
+        assert_eq!(
+            (e.readings, e.readings_with_paused, e.paused_max),
+            (Some(3), Some(1), Some(2.0))
+        );
+        // No readings at all: the log would be needed.
+        let r = check(Engine::Trtllm, &Pair::new(&b, &a), None, None);
+        assert_eq!(r.status, Status::Unknown);
+        assert!(r.message.contains("server log"), "{}", r.message);
+    }
+
+    #[test]
+    fn the_run_scope_says_an_absent_pair_one_way() {
+        let folder = Folder::default();
+        let mut cx = folder.scope();
+        assert_eq!(settle(T1, run(&cx)), None, "not given: no result");
+        cx.pair = Input::Missing(Gap::Run("no snapshot after the load".into()));
+        let r = settle(T1, run(&cx)).unwrap();
+        assert_eq!(
+            said(&r),
+            (Status::Unknown, "can't tell: no snapshot after the load")
+        );
+        let e = InputError::new("after.snapshot.json", Some(3), "not JSON");
+        cx.pair = Input::Unusable(&e);
+        let r = settle(T1, run(&cx)).unwrap();
+        assert!(
+            r.message
+                .starts_with("unusable input: after.snapshot.json:3"),
+            "{}",
+            r.message
+        );
+        let (b, a) = (vllm(Some(0.0), 10.0), vllm(Some(4.0), 70.0));
+        let pair = Pair::new(&b, &a);
+        cx.pair = Input::Present(&pair);
+        assert_eq!(settle(T1, run(&cx)).unwrap().status, Status::Fail);
     }
 }

@@ -14,7 +14,7 @@ use crate::rules::absent::{Absent, Input, Judged};
 use crate::rules::scope::{FleetScope, PhaseScope, ReplicaScope, RunScope, ScrapeScope};
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
-use crate::series::align::{sum_running, Aligned};
+use crate::series::align::{sum_running, Aligned, PeakSum};
 use crate::series::{column, Series};
 
 const T8: Tripwire = Tripwire::ConcurrencyNotReached;
@@ -258,11 +258,6 @@ pub fn fleet(cx: &FleetScope<'_>) -> Judged {
             .into();
         return Ok(r.found(e));
     };
-    let missing: Vec<&str> = runs
-        .iter()
-        .filter(|x| x.series.present().is_none())
-        .map(|x| x.id)
-        .collect();
     let series: Vec<&Series> = runs.iter().filter_map(|x| x.series.present()).collect();
     if let Some(bad) = series
         .iter()
@@ -293,6 +288,26 @@ pub fn fleet(cx: &FleetScope<'_>) -> Judged {
     };
     e.peak_running = Some(peak.running);
     e.peak_at_s = Some(peak.at_s);
+    let (status, message) = judge_fleet_peak(cx, requested, &peak, &series, &mut e);
+    r.status = status;
+    r.message = message;
+    Ok(r.found(e))
+}
+
+/// The replicas' summed peak against the concurrency asked for.
+fn judge_fleet_peak(
+    cx: &FleetScope<'_>,
+    requested: i64,
+    peak: &PeakSum,
+    series: &[&Series],
+    e: &mut FleetConcurrency,
+) -> (Status, String) {
+    let runs = cx.replicas;
+    let missing: Vec<&str> = runs
+        .iter()
+        .filter(|x| x.series.present().is_none())
+        .map(|x| x.id)
+        .collect();
     let ids: Vec<&str> = runs
         .iter()
         .filter(|x| x.series.present().is_some())
@@ -304,51 +319,54 @@ pub fn fleet(cx: &FleetScope<'_>) -> Judged {
         .map(|(id, v)| format!("{id}: {}", shortest(*v)))
         .collect();
     e.peak_each = Some(each.join(", "));
-    let req = requested as f64;
-    if peak.running >= req {
-        r.status = Status::Pass;
-        r.message = format!(
-            "the replicas together ran up to {} requests at once ({}), as many as the \
-             {requested} asked for",
-            shortest(peak.running),
-            each.join(", ")
+    if peak.running >= requested as f64 {
+        return (
+            Status::Pass,
+            format!(
+                "the replicas together ran up to {} requests at once ({}), as many as the \
+                 {requested} asked for",
+                shortest(peak.running),
+                each.join(", ")
+            ),
         );
-        return Ok(r.found(e));
     }
     if !missing.is_empty() {
-        r.message = format!(
-            "{requested} requested; the replicas with a recording ran up to {} at once, but \
-             {} has none, so the fleet's sum can't be told",
-            shortest(peak.running),
-            missing.join(", ")
-        );
         e.missing = Some(missing.join(", "));
-        return Ok(r.found(e));
+        return (
+            Status::Unknown,
+            format!(
+                "{requested} requested; the replicas with a recording ran up to {} at once, but \
+                 {} has none, so the fleet's sum can't be told",
+                shortest(peak.running),
+                missing.join(", ")
+            ),
+        );
     }
     if let Some(lagging) = series.iter().map(|s| s.engine()).find(|e| e.gauges_lag()) {
         e.gauges_lag = Some(true);
-        r.message = format!(
-            "{requested} requested; the replicas' recordings never showed more than {} \
-             running together, but {}'s gauge moves only when a request completes",
-            shortest(peak.running),
-            lagging.display()
+        return (
+            Status::Unknown,
+            format!(
+                "{requested} requested; the replicas' recordings never showed more than {} \
+                 running together, but {}'s gauge moves only when a request completes",
+                shortest(peak.running),
+                lagging.display()
+            ),
         );
-        return Ok(r.found(e));
     }
-    r.status = Status::Fail;
-    r.message = format!(
+    let mut message = format!(
         "{requested} requested, but the replicas together never ran more than {} at once ({})",
         shortest(peak.running),
         each.join(", ")
     );
-    if let Some(s) = scrape_s {
+    if let Some(s) = cx.scrape_s {
         // A peak shorter than a scrape can fall between two; say so, it bounds the claim.
-        r.message.push_str(&format!(
+        message.push_str(&format!(
             "; Prometheus scraped every {} s, so a peak shorter than that may not show",
             shortest(s)
         ));
     }
-    Ok(r.found(e))
+    (Status::Fail, message)
 }
 
 /// From the running gauge's highest sample a load tool scraped, against the
@@ -565,5 +583,91 @@ pub fn explain_cap(cap: &RunningCap) -> String {
             cap.cap,
             setting(cap.cap)
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::absent::settle;
+    use crate::rules::testing::{gauges, said, series, Folder};
+
+    fn ran(peaks: &[f64]) -> Series {
+        series(
+            Engine::Vllm,
+            peaks.iter().map(|&r| gauges(r, 0.0, 0.5)).collect(),
+        )
+    }
+
+    #[test]
+    fn reaching_the_concurrency_asked_for_passes() {
+        let r = check(&ran(&[2.0, 8.0, 6.0]), 8, None);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Pass,
+                "the server ran up to 8 requests at once, as many as the 8 asked for"
+            )
+        );
+        assert_eq!(peak_running(&r), Some(8.0));
+        assert_eq!(r.finding::<Concurrency>().unwrap().requested, 8);
+    }
+
+    #[test]
+    fn running_fewer_fails() {
+        let r = check(&ran(&[2.0, 10.0, 6.0]), 32, None);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Fail,
+                "32 requested, but the server never ran more than 10 at once"
+            )
+        );
+        assert_eq!(peak_running(&r), Some(10.0));
+    }
+
+    #[test]
+    fn no_running_readings_cannot_tell() {
+        let s = series(Engine::Vllm, vec![crate::series::Row::default(); 3]);
+        let r = check(&s, 8, None);
+        assert_eq!(r.status, Status::Unknown);
+        assert!(r
+            .message
+            .starts_with("the recording has no running-requests readings"));
+        assert_eq!(peak_running(&r), None);
+    }
+
+    #[test]
+    fn a_lagging_gauge_never_fails() {
+        let s = series(Engine::Trtllm, vec![gauges(3.0, 0.0, 0.2)]);
+        let r = check(&s, 8, None);
+        assert_eq!(r.status, Status::Unknown, "{}", r.message);
+        assert_eq!(r.finding::<Concurrency>().unwrap().gauges_lag, Some(true));
+    }
+
+    #[test]
+    fn the_run_scope_without_a_recording_or_with_the_server_down() {
+        let folder = Folder::default();
+        let mut cx = folder.scope();
+        cx.requested = Some(8);
+        assert_eq!(settle(T8, run(&cx)), None, "no recording: no result");
+        let down = ServerDown {
+            reason: "it did not answer its health check after the probe".into(),
+        };
+        cx.down = Some(&down);
+        let r = settle(T8, run(&cx)).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert!(r
+            .message
+            .contains("the server was down before the load started"));
+        // A recording but no concurrency asked for: can't tell, and the flag that decides.
+        let s = ran(&[4.0]);
+        cx.down = None;
+        cx.requested = None;
+        cx.series = crate::rules::absent::Input::Present(&s);
+        let r = settle(T8, run(&cx)).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert_eq!(load_figures::decide_with(&r), Some(REQUESTED_FLAG));
+        assert_eq!(peak_running(&r), Some(4.0));
     }
 }

@@ -7,11 +7,11 @@ use crate::counters::Pair;
 use crate::num::fixed;
 use crate::plausible;
 use crate::rules::absent::Judged;
+use crate::rules::scope::window::Edges;
 use crate::rules::scope::{PhaseScope, ReplicaScope, RunScope};
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
 use crate::series::column;
-use crate::series::window::Edges;
 
 const T10: Tripwire = Tripwire::IntegerSecondTimer;
 
@@ -191,6 +191,7 @@ mod tests {
     use super::*;
     use crate::json::Json;
     use crate::prom::Exposition;
+    use crate::series::Row;
     use crate::snapshot::Snapshot;
 
     const COUNTER: &str = "vllm:generation_tokens_total";
@@ -252,5 +253,35 @@ mod tests {
         );
         let r = check(&Pair::new(&b, &a), COUNTER);
         assert_eq!(r.status, Status::Unknown, "{}", r.message);
+    }
+
+    /// T10 has no failing status: it gives the rate from the sub-second clocks, and says
+    /// what a whole-second timer would have made of it, however far off that is.
+    #[test]
+    fn a_whole_second_error_is_reported_not_failed() {
+        let (b, a) = (
+            snap(Some(0.0), 100.99, 0),
+            snap(Some(100.0), 101.01, 20_000_000),
+        );
+        let r = check(&Pair::new(&b, &a), COUNTER);
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
+        let e = rate(&r).unwrap();
+        assert_eq!(e.integer_second_span_s, Some(1));
+        assert!(e.integer_second_error.unwrap() < -0.9, "{e:?}");
+        assert!(integer_second_comparison(&r).unwrap().contains("-98.00%"));
+    }
+
+    #[test]
+    fn a_phase_with_fewer_than_two_readings_cannot_tell() {
+        use crate::rules::absent::settle;
+        use crate::rules::scope::PhaseScope;
+        let one = crate::rules::testing::series(crate::engine::Engine::Vllm, vec![Row::default()]);
+        let r = settle(T10, Err(PhaseScope::too_few(&one))).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.starts_with("1 reading inside the phase: too few"),
+            "{}",
+            r.message
+        );
     }
 }

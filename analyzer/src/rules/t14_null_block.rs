@@ -145,3 +145,65 @@ fn inferred(b: u64, inf: &Inference) -> CheckResult {
     }
     r
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::{gauges, said, series, snapshot};
+
+    /// A vLLM recording whose KV gauge reads k/`n` for each k, and an after snapshot
+    /// exporting `blocks`.
+    fn steps(n: u64, ks: &[u64], blocks: u64) -> GaugeSteps {
+        let rows = ks
+            .iter()
+            .map(|&k| gauges(1.0, 0.0, k as f64 / n as f64))
+            .collect();
+        let s = series(Engine::Vllm, rows);
+        let after = snapshot(
+            &format!("vllm:cache_config_info{{num_gpu_blocks=\"{blocks}\"}} 1\n"),
+            20.0,
+        );
+        GaugeSteps::read(&s, &after)
+    }
+
+    #[test]
+    fn steps_of_one_block_fewer_than_exported_pass() {
+        let st = steps(63, &[1, 2, 5, 9, 20, 33], 64);
+        let r = judge(&st);
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
+        assert!(r.message.contains("steps of 1/63"), "{}", r.message);
+        assert_eq!(st.usable_blocks(), Some(63));
+        assert_eq!(reported_blocks(&r), Some(64));
+    }
+
+    #[test]
+    fn steps_of_another_count_fail() {
+        let st = steps(50, &[1, 2, 5, 9, 20, 33], 64);
+        let r = judge(&st);
+        assert_eq!(r.status, Status::Fail, "{}", r.message);
+        assert_eq!(st.usable_blocks(), None);
+    }
+
+    #[test]
+    fn too_few_distinct_readings_cannot_tell() {
+        let st = steps(63, &[2, 4], 64);
+        let r = judge(&st);
+        assert_eq!(r.status, Status::Unknown, "{}", r.message);
+        assert!(
+            r.message.starts_with("only 2 distinct KV readings"),
+            "{}",
+            r.message
+        );
+        assert_eq!(st.usable_blocks(), None);
+    }
+
+    #[test]
+    fn an_engine_without_a_block_count_is_not_judged() {
+        let r = not_applicable(Engine::Sglang);
+        assert_eq!(r.status, Status::NotApplicable);
+        assert_eq!(
+            said(&r).1,
+            "does not apply to SGLang: T14 is about vLLM's reserved null block, and SGLang exports no block count"
+        );
+    }
+}

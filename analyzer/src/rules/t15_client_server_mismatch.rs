@@ -13,10 +13,10 @@ use crate::engine::Engine;
 use crate::num::thousands;
 use crate::plausible::{cannot_tell, Implausible};
 use crate::rules::absent::{Absent, Gap, Input, Judged};
+use crate::rules::scope::window::Edges;
 use crate::rules::scope::{FleetScope, PhaseScope, RunScope, ScrapeScope};
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
-use crate::series::window::Edges;
 
 const T15: Tripwire = Tripwire::ClientServerMismatch;
 
