@@ -511,9 +511,9 @@ mod tests {
     use crate::json::Json;
     use crate::rules::absent::settle;
     use crate::rules::outcome::RunOutcome;
+    use crate::rules::scope::window::Window;
     use crate::rules::scope::ReplicaScope;
     use crate::rules::testing::{said, series, snapshot, Folder};
-    use crate::series::window::Window;
     use crate::snapshot::Snapshot;
 
     const FILE: &str = "run/bench.json";
