@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::load_figures;
 use super::server_down::ServerDown;
 use crate::bench::aiperf_server::{Reading, Seen};
-use crate::bench::{AiperfServer, BenchResult};
+use crate::bench::BenchResult;
 use crate::counters::Pair;
 use crate::engine::Engine;
 use crate::num::thousands;
@@ -505,6 +505,7 @@ pub fn compare(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::AiperfServer;
     use crate::counters::RestartEvidence;
     use crate::docs::Row;
     use crate::input::InputError;

@@ -190,12 +190,25 @@ pub fn check(engine: Engine, pair: &Pair<'_>, untimed: Untimed<'_>) -> CheckResu
             e,
         );
     }
+    let (status, message) = measured_share(hits, queries, untimed, names.source, &mut e);
+    said(status, message, e)
+}
+
+/// The measured requests' share of prompt tokens served from the cache, the load tool's
+/// untimed requests set apart; fills in `e`.
+fn measured_share(
+    hits: f64,
+    queries: f64,
+    untimed: Untimed<'_>,
+    source: &str,
+    e: &mut CacheHits,
+) -> (Status, String) {
     // The untimed requests repeat the first prompt: all but the first are hits.
     let per = untimed.prompt_tokens.filter(|p| p.is_finite() && *p > 0.0);
     let (mut measured_hits, mut measured_queries) = (hits, queries);
     if let (1.., Some(bad)) = (untimed.requests, untimed.refused) {
         e.implausible = Some(bad.to_string());
-        return said(Status::Unknown, plausible::cannot_tell(bad), e);
+        return (Status::Unknown, plausible::cannot_tell(bad));
     }
     if let (n @ 1.., Some(p)) = (untimed.requests, per) {
         e.untimed_requests = Some(n);
@@ -204,12 +217,11 @@ pub fn check(engine: Engine, pair: &Pair<'_>, untimed: Untimed<'_>) -> CheckResu
         measured_hits = (hits - (n - 1) as f64 * p).clamp(0.0, measured_queries);
     }
     if measured_queries <= 0.0 {
-        return said(
+        return (
             Status::Unknown,
             "the load tool's untimed requests account for every prompt token looked up in the \
              prefix cache, so the measured requests' share cannot be told"
                 .into(),
-            e,
         );
     }
     let share = measured_hits / measured_queries;
@@ -219,7 +231,7 @@ pub fn check(engine: Engine, pair: &Pair<'_>, untimed: Untimed<'_>) -> CheckResu
         thousands(measured_hits),
         thousands(measured_queries),
         fixed(share * 100.0, 1),
-        names.source
+        source
     );
     if measured_queries != queries {
         said_share.push_str(&format!(
@@ -233,10 +245,10 @@ pub fn check(engine: Engine, pair: &Pair<'_>, untimed: Untimed<'_>) -> CheckResu
             "{said_share}: the run skipped that prefill, so its throughput does not carry over \
              to traffic without those hits"
         );
-        said(Status::Warn, message, e)
+        (Status::Warn, message)
     } else {
         let message = format!("{said_share}: below {}%", fixed(WARN_SHARE * 100.0, 0));
-        said(Status::Pass, message, e)
+        (Status::Pass, message)
     }
 }
 

@@ -157,52 +157,8 @@ pub fn check(replicas: &[Loaded]) -> CheckResult {
             base,
         );
     }
-    // A saturated replica beside one that ran few, among those known.
-    for s in replicas {
-        let (Saturation::Yes(why), Ok(peak_s)) = (&s.saturation, &s.peak_running) else {
-            continue;
-        };
-        let idle = replicas.iter().filter(|l| l.id != s.id).find_map(|l| {
-            let p = *l.peak_running.as_ref().ok()?;
-            if p < FEW * peak_s {
-                return Some((l, Idle::Few(p)));
-            }
-            let kv = l.peak_kv.filter(|kv| *kv < FEW)?;
-            Some((l, Idle::Room(p, kv)))
-        });
-        if let Some((l, idle)) = idle {
-            let other = match idle {
-                Idle::Few(p) => format!("never ran more than {} at once", shortest(p)),
-                Idle::Room(_, kv) => format!(
-                    "never filled more than {}% of its KV cache",
-                    crate::num::fixed(kv * 100.0, 0)
-                ),
-            };
-            let (few_peak_running, few_peak_kv_usage) = match idle {
-                Idle::Few(p) => (p, None),
-                Idle::Room(p, kv) => (p, Some(kv)),
-            };
-            return said(
-                Status::Fail,
-                format!(
-                    "replica {} ran at its ceiling ({why}, up to {} running) while replica {} \
-                     {other}: the router placed the load unevenly for what each replica \
-                     could hold, so the fleet's figures measure the placement, not the pool",
-                    s.id,
-                    shortest(*peak_s),
-                    l.id,
-                ),
-                Balance {
-                    saturated: Some(s.id.clone()),
-                    saturated_peak_running: Some(*peak_s),
-                    saturated_because: Some(why.clone()),
-                    few: Some(l.id.clone()),
-                    few_peak_running: Some(few_peak_running),
-                    few_peak_kv_usage,
-                    ..base
-                },
-            );
-        }
+    if let Some(r) = misplaced(replicas, &base) {
+        return r;
     }
     if let Some(m) = replicas.iter().find(|r| r.peak_running.is_err()) {
         let why = m.peak_running.as_ref().err().cloned().unwrap_or_default();
@@ -270,6 +226,62 @@ pub fn check(replicas: &[Loaded]) -> CheckResult {
         )
     };
     said(Status::Pass, msg, base)
+}
+
+/// A saturated replica beside one that ran few or never filled half of its cache, among
+/// those known: the fail naming both.
+fn misplaced(replicas: &[Loaded], base: &Balance) -> Option<CheckResult> {
+    for s in replicas {
+        let (Saturation::Yes(why), Ok(peak_s)) = (&s.saturation, &s.peak_running) else {
+            continue;
+        };
+        let idle = replicas.iter().filter(|l| l.id != s.id).find_map(|l| {
+            let p = *l.peak_running.as_ref().ok()?;
+            if p < FEW * peak_s {
+                return Some((l, Idle::Few(p)));
+            }
+            let kv = l.peak_kv.filter(|kv| *kv < FEW)?;
+            Some((l, Idle::Room(p, kv)))
+        });
+        let Some((l, idle)) = idle else {
+            continue;
+        };
+        let (other, few_peak_running, few_peak_kv_usage) = match idle {
+            Idle::Few(p) => (
+                format!("never ran more than {} at once", shortest(p)),
+                p,
+                None,
+            ),
+            Idle::Room(p, kv) => (
+                format!(
+                    "never filled more than {}% of its KV cache",
+                    crate::num::fixed(kv * 100.0, 0)
+                ),
+                p,
+                Some(kv),
+            ),
+        };
+        let message = format!(
+            "replica {} ran at its ceiling ({why}, up to {} running) while replica {} {other}: \
+             the router placed the load unevenly for what each replica could hold, so the \
+             fleet's figures measure the placement, not the pool",
+            s.id,
+            shortest(*peak_s),
+            l.id,
+        );
+        return Some(
+            CheckResult::new(TRIPWIRE, Status::Fail, message).found(Balance {
+                saturated: Some(s.id.clone()),
+                saturated_peak_running: Some(*peak_s),
+                saturated_because: Some(why.clone()),
+                few: Some(l.id.clone()),
+                few_peak_running: Some(few_peak_running),
+                few_peak_kv_usage,
+                ..base.clone()
+            }),
+        );
+    }
+    None
 }
 
 #[cfg(test)]
