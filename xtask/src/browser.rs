@@ -1,5 +1,6 @@
 //! The browser tests in headless Chromium.
 
+use std::path::Path;
 use std::process::Command;
 
 use anyhow::Result;
@@ -12,18 +13,23 @@ use crate::{cargo, recorded, root, run};
 /// every run folder against `inferlint analyze --json`, drop and pick, a broken file, no
 /// network, the hostile line, theme and keyboard.
 pub(crate) fn browser_tests() -> Result<()> {
-    ensure_node_tools()?;
-    let chromium = chromium()?;
     if !root().join("www/dist/report.html").is_file() {
         viewer()?;
     }
     // The command line with the viewer inside (build.rs picks up www/dist/report.html).
     run(cargo().args(["build", "--release", "-q", "-p", "inferlint"]))?;
+    browser_tests_with(&root().join("target/release/inferlint"))
+}
+
+/// The browser tests with a given `inferlint`, built with the viewer inside.
+pub(crate) fn browser_tests_with(bin: &Path) -> Result<()> {
+    ensure_node_tools()?;
+    let chromium = chromium()?;
     let mut cmd = Command::new("node");
     cmd.args(["--test", "--test-concurrency=1", "--test-reporter=spec"])
         .arg(root().join(NODE_DIR).join("viewer.test.mjs"))
         .env("CHROMIUM", &chromium)
-        .env("INFERLINT_BIN", root().join("target/release/inferlint"))
+        .env("INFERLINT_BIN", bin)
         .env("INFERLINT_PAGE", root().join("www/dist/index.html"));
     if let Some(f) = recorded() {
         cmd.env("INFERLINT_FIXTURES", f);

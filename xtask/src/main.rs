@@ -18,6 +18,8 @@
 //!   cargo xtask fleet  the fleet tier: simulated replicas behind vllm-router, read
 //!                      through Debian's Prometheus (installed when missing)
 //!                      (`--save` refreshes fixtures/fleet/tiny-pool/)
+//!   cargo xtask dist   the Python wheels (both commands, the viewer inside, manylinux2014)
+//!                      into target/dist/, maturin and zig installed from PyPI when missing
 //!   cargo xtask loadtools  the load-tools tier: AIPerf (and GuideLLM with `--all`)
 //!                      installed under target/loadtools when missing, and the
 //!                      recorder's live tests with them against the simulator
@@ -30,6 +32,7 @@ use anyhow::{bail, Context, Result};
 mod browser;
 mod checks;
 mod demo;
+mod dist;
 mod first_paint;
 mod fleet;
 mod fuzz;
@@ -86,6 +89,7 @@ pub(crate) fn ensure_wasm_target() -> Result<()> {
 fn main() -> Result<()> {
     match std::env::args().nth(1).as_deref() {
         Some("demo") => demo::demo(),
+        Some("dist") => dist::dist(),
         Some("test") => checks::test(),
         Some("ci") => checks::ci(),
         Some("tidy") => tidy::tidy(),
@@ -102,7 +106,7 @@ fn main() -> Result<()> {
         Some("loadtools") => loadtools::loadtools(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
             eprintln!(
-                "usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests | real | fleet | loadtools | \
+                "usage: cargo xtask demo | test | ci | tidy | dist | viewer | browser-tests | real | fleet | loadtools | \
                  first-paint [--samples N] [--runs N] [--keep] | \
                  fuzz [--seconds N] [TARGET...] | fuzz-campaign [--seconds N] [TARGET...]"
             );
