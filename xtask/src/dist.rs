@@ -21,7 +21,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::tools::{output, pip_install};
 use crate::viewer::viewer;
-use crate::{cargo, root, run};
+use crate::{cargo, root, run, target_dir};
 
 /// maturin and zig (the `ziglang` package) from PyPI.
 const MATURIN: &str = "1.16.0";
@@ -39,14 +39,6 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 const FIXTURE: &str = "fixtures/recorded/vllm-t16-t18";
 /// The marker of the interactive page (`viewer.rs` writes it); the plain page lacks it.
 const VIEWER_MARK: &str = "id=\"inferlint-wasm\"";
-
-/// Cargo's target folder: `$CARGO_TARGET_DIR`, else the project's `target/`.
-fn target_dir() -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(d) => root().join(d),
-        None => root().join("target"),
-    }
-}
 
 /// Where the wheels land.
 fn out_dir() -> PathBuf {

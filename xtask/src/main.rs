@@ -18,6 +18,8 @@
 //!   cargo xtask fleet  the fleet tier: simulated replicas behind vllm-router, read
 //!                      through Debian's Prometheus (installed when missing)
 //!                      (`--save` refreshes fixtures/fleet/tiny-pool/)
+//!   cargo xtask screenshot  docs/report.png, the README's picture of a report, taken
+//!                      in headless Chromium
 //!   cargo xtask dist   the Python wheels (both commands, the viewer inside, manylinux2014)
 //!                      into target/dist/, maturin and zig installed from PyPI when missing
 //!   cargo xtask loadtools  the load-tools tier: AIPerf (and GuideLLM with `--all`)
@@ -60,6 +62,14 @@ pub(crate) fn run(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
+/// Cargo's target folder: `$CARGO_TARGET_DIR`, else the project's `target/`.
+pub(crate) fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) => root().join(d),
+        None => root().join("target"),
+    }
+}
+
 pub(crate) fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
@@ -96,6 +106,7 @@ fn main() -> Result<()> {
         Some("viewer") => viewer::viewer(),
         Some("viewer-inline") => viewer::finish_viewer(),
         Some("browser-tests") => browser::browser_tests(),
+        Some("screenshot") => browser::screenshot(),
         Some("fuzz") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), false),
         Some("fuzz-campaign") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), true),
         Some("first-paint") => {
@@ -106,7 +117,7 @@ fn main() -> Result<()> {
         Some("loadtools") => loadtools::loadtools(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
             eprintln!(
-                "usage: cargo xtask demo | test | ci | tidy | dist | viewer | browser-tests | real | fleet | loadtools | \
+                "usage: cargo xtask demo | test | ci | tidy | dist | screenshot | viewer | browser-tests | real | fleet | loadtools | \
                  first-paint [--samples N] [--runs N] [--keep] | \
                  fuzz [--seconds N] [TARGET...] | fuzz-campaign [--seconds N] [TARGET...]"
             );
