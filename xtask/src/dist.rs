@@ -459,6 +459,11 @@ fn recorded_run(work: &Path, bin: &Path) -> Result<()> {
         .args(["--num-prompts", "8", "--max-concurrency", "8"])
         .env("PATH", path)
         .env("INFERLINT_SIM_GPU_STATE", work.join("gpu"))
+        // The GPU check counts only the processes of this scope (others may run here).
+        .env(
+            "INFERLINT_RECORDER_SCOPE",
+            format!("dist-test-{}", std::process::id()),
+        )
         .env("NO_COLOR", "1")
         .env_remove("INFERLINT_ENGINE")
         .stdin(Stdio::null())
