@@ -8,13 +8,11 @@
 //! in `target/dist/`. x86_64 always; aarch64 when Rust's standard library for it is
 //! installed or rustup can add it, and a plain line says so when not.
 //!
-//! In `cargo xtask test` only the x86_64 wheel is built; a fresh venv installs it and its
-//! installed commands alone are run: `--version`, completions, `analyze` on a copy of a
-//! recorded fixture (the page must be the interactive one), `record` against the engine
-//! simulator, and the glibc symbol versions the binaries need.
+//! In `cargo xtask test` only the x86_64 wheel is built, then installed and run as a user
+//! would (`dist_test.rs`).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -27,18 +25,14 @@ use crate::{cargo, root, run, target_dir};
 const MATURIN: &str = "1.16.0";
 const ZIGLANG: &str = "0.15.2";
 /// The newest glibc symbol version a manylinux2014 binary may need.
-const GLIBC_MAX: (u32, u32) = (2, 17);
+pub(crate) const GLIBC_MAX: (u32, u32) = (2, 17);
 /// The platforms a wheel is built for: Rust's target, and the wheel tag's machine name.
 const TARGETS: [(&str, &str); 2] = [
     ("x86_64-unknown-linux-gnu", "x86_64"),
     ("aarch64-unknown-linux-gnu", "aarch64"),
 ];
 /// The workspace's version, which the wheel carries.
-const VERSION: &str = env!("CARGO_PKG_VERSION");
-/// The recorded run `analyze` is tried on (a copy: it writes into the folder).
-const FIXTURE: &str = "fixtures/recorded/vllm-t16-t18";
-/// The marker of the interactive page (`viewer.rs` writes it); the plain page lacks it.
-const VIEWER_MARK: &str = "id=\"inferlint-wasm\"";
+pub(crate) const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Where the wheels land.
 fn out_dir() -> PathBuf {
@@ -86,7 +80,7 @@ pub(crate) fn in_test() -> Result<PathBuf> {
     let wheel = build_wheel(&tools, triple, arch)?;
     check_wheel(&wheel, arch)?;
     let built = t0.elapsed().as_secs_f64();
-    installed_test(&wheel)?;
+    crate::dist_test::installed_test(&wheel)?;
     eprintln!(
         "== dist: {} installed and passed in {:.0} s ({:.0} s of it building the wheel)",
         wheel.file_name().unwrap_or_default().to_string_lossy(),
@@ -277,7 +271,7 @@ fn readelf(args: &[&str], bin: &Path) -> Result<String> {
 
 /// The newest `GLIBC_x.y` symbol version a binary needs (its version requirements, which
 /// the loader checks at start).
-fn glibc_needed(bin: &Path) -> Result<(u32, u32)> {
+pub(crate) fn glibc_needed(bin: &Path) -> Result<(u32, u32)> {
     let text = readelf(&["-V"], bin)?;
     newest_glibc(&text).with_context(|| {
         format!(
@@ -296,182 +290,6 @@ fn newest_glibc(text: &str) -> Option<(u32, u32)> {
             Some((parts.next()??, parts.next()??))
         })
         .max()
-}
-
-/// Installs the wheel into a fresh venv and runs what a user runs, from there only.
-fn installed_test(wheel: &Path) -> Result<()> {
-    let work = target_dir().join("dist-installed");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work)?;
-    let work = work.canonicalize()?;
-    let venv = work.join("venv");
-    run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-    run(pip_install(&venv)
-        .args(["-q", "--no-index", "--no-deps"])
-        .arg(wheel))?;
-    let bin = venv.join("bin");
-    let inferlint = bin.join("inferlint");
-    let recorder = bin.join("inferlint-recorder");
-
-    for exe in [&inferlint, &recorder] {
-        let v = output(Command::new(exe).arg("--version"))
-            .with_context(|| format!("{} --version failed", exe.display()))?;
-        check_version(&v)?;
-        eprintln!("== dist: installed: {}", v.trim());
-        let needed = glibc_needed(exe)?;
-        if needed > GLIBC_MAX {
-            bail!(
-                "installed {} needs GLIBC_{}.{}",
-                exe.display(),
-                needed.0,
-                needed.1
-            );
-        }
-        check_bash_completion(exe, &work)?;
-    }
-    for page in [
-        "inferlint.1",
-        "inferlint-analyze.1",
-        "inferlint-recorder-record.1",
-    ] {
-        if !venv.join("share/man/man1").join(page).is_file() {
-            bail!("the venv has no man page {page}");
-        }
-    }
-
-    // `analyze` on a copy of a recorded run: the page written must be the interactive one.
-    let run_dir = work.join("analyzed");
-    crate::checks::copy_tree(&root().join(FIXTURE), &run_dir)?;
-    let status = Command::new(&inferlint)
-        .arg("analyze")
-        .arg(&run_dir)
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::null())
-        .status()
-        .context("cannot run the installed inferlint")?;
-    check_run_folder(&run_dir, status, "inferlint analyze")?;
-
-    // `record` against the simulator, the installed recorder running the installed
-    // `inferlint` beside it.
-    recorded_run(&work, &bin)
-}
-
-/// `--version` says the version, the commit (when built from a checkout) and the viewer.
-fn check_version(v: &str) -> Result<()> {
-    let v = v.trim();
-    let ok = v.contains(&format!(" {VERSION} (commit "))
-        && v.ends_with(", interactive viewer embedded)")
-        && !(root().join(".git").exists() && v.contains("commit unknown"));
-    if !ok {
-        bail!("--version says \"{v}\": wanted {VERSION}, the commit and \"interactive viewer embedded\"");
-    }
-    Ok(())
-}
-
-/// The installed command's bash completion loads in bash and completes the command.
-fn check_bash_completion(exe: &Path, work: &Path) -> Result<()> {
-    let name = exe
-        .file_name()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
-    let script = output(Command::new(exe).args(["completions", "bash"]))
-        .with_context(|| format!("{name} completions bash failed"))?;
-    let file = work.join(format!("{name}.bash"));
-    std::fs::write(&file, script)?;
-    let o = Command::new("bash")
-        .arg("-c")
-        .arg(format!("source '{}' && complete -p {name}", file.display()))
-        .output()
-        .context("cannot run bash")?;
-    if !o.status.success() || !o.stderr.is_empty() {
-        bail!(
-            "bash could not load {name}'s completion: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-    }
-    Ok(())
-}
-
-/// A folder a command analyzed: results.json written, the exit a verdict's (0, 1 or 2,
-/// never a crash), and report.html the interactive page.
-fn check_run_folder(dir: &Path, status: std::process::ExitStatus, what: &str) -> Result<()> {
-    if !matches!(status.code(), Some(0..=2)) {
-        bail!("{what} ended with {status}");
-    }
-    let results = std::fs::read_to_string(dir.join(analyzer::docs::RESULTS))
-        .with_context(|| format!("{what} wrote no results in {}", dir.display()))?;
-    let report = analyzer::json::parse(&results).context("results.json is not JSON")?;
-    let checks = report
-        .get("checks")
-        .and_then(analyzer::json::Json::as_array)
-        .unwrap_or_default();
-    if checks.is_empty() {
-        bail!("{what}: results.json holds no checks");
-    }
-    let page = std::fs::read_to_string(dir.join(analyzer::docs::REPORT))
-        .with_context(|| format!("{what} wrote no report page in {}", dir.display()))?;
-    if !page.contains(VIEWER_MARK) {
-        bail!("{what} wrote the plain page, not the interactive viewer");
-    }
-    Ok(())
-}
-
-/// A short recording against the simulated vLLM with the installed recorder.
-fn recorded_run(work: &Path, bin: &Path) -> Result<()> {
-    run(cargo().args(["build", "-q", "-p", "enginesim"]))?;
-    let sim = work.join("sim");
-    run(Command::new(target_dir().join("debug/inferlint-enginesim"))
-        .arg("install")
-        .arg(&sim)
-        .stdout(Stdio::null()))?;
-    // The venv's commands first, then the simulator's `vllm` and `nvidia-smi`.
-    let path = std::env::join_paths(
-        [bin.to_path_buf(), sim].into_iter().chain(
-            std::env::var_os("PATH")
-                .iter()
-                .flat_map(std::env::split_paths),
-        ),
-    )?;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
-    let model = "/models/Qwen3-8B";
-    let base = format!("http://127.0.0.1:{port}");
-    let out = work.join("recorded");
-    let status = Command::new(bin.join("inferlint-recorder"))
-        .args(["record", "-o"])
-        .arg(&out)
-        .args([
-            "--serve",
-            &format!("vllm serve {model} --port {port} --max-num-seqs 8 --sim-speed 60"),
-            "--",
-            "vllm",
-            "bench",
-            "serve",
-            "--model",
-            model,
-            "--base-url",
-            &base,
-        ])
-        .args(["--dataset-name", "random", "--random-input-len", "64"])
-        .args(["--random-output-len", "64", "--ignore-eos"])
-        .args(["--num-prompts", "8", "--max-concurrency", "8"])
-        .env("PATH", path)
-        .env("INFERLINT_SIM_GPU_STATE", work.join("gpu"))
-        // The GPU check counts only the processes of this scope (others may run here).
-        .env(
-            "INFERLINT_RECORDER_SCOPE",
-            format!("dist-test-{}", std::process::id()),
-        )
-        .env("NO_COLOR", "1")
-        .env_remove("INFERLINT_ENGINE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .current_dir(work)
-        .status()
-        .context("cannot run the installed inferlint-recorder")?;
-    check_run_folder(&out, status, "inferlint-recorder record")
 }
 
 #[cfg(test)]

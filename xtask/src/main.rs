@@ -35,6 +35,7 @@ mod browser;
 mod checks;
 mod demo;
 mod dist;
+mod dist_test;
 mod first_paint;
 mod fleet;
 mod fuzz;
