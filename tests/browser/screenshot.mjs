@@ -1,6 +1,6 @@
 // Takes the picture of a report the README shows: the one-file report of a run opened in
-// headless Chromium, its first screen saved as a PNG once every chart has drawn. Run by
-// `cargo xtask screenshot`.
+// headless Chromium and, once every chart has drawn, its verdicts and first chart saved as
+// a PNG. Run by `cargo xtask screenshot`.
 //
 //   node screenshot.mjs REPORT.html OUT.png
 //
@@ -45,7 +45,19 @@ try {
   );
   const state = await page.evaluate(() => document.documentElement.getAttribute("data-state"));
   if (state !== "ready") throw new Error(`the report did not start (state ${state})`);
-  await page.screenshot({ path: out });
+  // From the verdicts to the end of the first chart: what the report says, and one of its
+  // pictures of the run.
+  const clip = await page.evaluate(() => {
+    const top = document.querySelector("#results");
+    const chart = document.querySelector("#charts figure.chart");
+    if (!top || !chart) return null;
+    const box = top.getBoundingClientRect();
+    const y = box.top + window.scrollY - 16;
+    const end = chart.getBoundingClientRect().bottom + window.scrollY + 16;
+    return { x: Math.max(0, box.left - 24), y, width: box.width + 48, height: end - y };
+  });
+  if (!clip) throw new Error("the page has no #results or no chart in #charts: the viewer changed");
+  await page.screenshot({ path: out, clip, fullPage: true });
   console.log(`screenshot: ${out}`);
 } finally {
   await browser.close();

@@ -39,8 +39,20 @@ fn out_dir() -> PathBuf {
     target_dir().join("dist")
 }
 
-/// `cargo xtask dist`: every wheel this machine can build, checked.
-pub(crate) fn dist() -> Result<()> {
+/// `cargo xtask dist`: every wheel this machine can build, checked. `--test`: only the
+/// step of `cargo xtask test` (the x86_64 wheel, installed and run; the viewer built only
+/// when missing).
+pub(crate) fn dist(args: &[String]) -> Result<()> {
+    match args {
+        [] => {}
+        [t] if t == "--test" => {
+            if !root().join("www/dist/report.html").is_file() {
+                viewer()?;
+            }
+            return in_test().map(|_| ());
+        }
+        _ => bail!("usage: cargo xtask dist [--test]"),
+    }
     viewer()?;
     let tools = ensure_tools()?;
     write_wheel_data()?;

@@ -20,6 +20,7 @@ const VIEWER_MARK: &str = "id=\"inferlint-wasm\"";
 
 /// Installs the wheel into a fresh venv and runs what a user runs, from there only.
 pub(crate) fn installed_test(wheel: &Path) -> Result<()> {
+    let t0 = std::time::Instant::now();
     let work = target_dir().join("dist-installed");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;
@@ -49,15 +50,20 @@ pub(crate) fn installed_test(wheel: &Path) -> Result<()> {
         }
         check_bash_completion(exe, &work)?;
     }
-    for page in [
-        "inferlint.1",
-        "inferlint-analyze.1",
-        "inferlint-recorder-record.1",
+    // The man pages and completion scripts the wheel carries, where pip put them.
+    for file in [
+        "man/man1/inferlint.1",
+        "man/man1/inferlint-analyze.1",
+        "man/man1/inferlint-recorder-record.1",
+        "bash-completion/completions/inferlint-recorder",
+        "zsh/site-functions/_inferlint",
+        "fish/vendor_completions.d/inferlint.fish",
     ] {
-        if !venv.join("share/man/man1").join(page).is_file() {
-            bail!("the venv has no man page {page}");
+        if !venv.join("share").join(file).is_file() {
+            bail!("the venv has no share/{file}");
         }
     }
+    let installed = t0.elapsed().as_secs_f64();
 
     // `analyze` on a copy of a recorded run: the page written must be the interactive one.
     let run_dir = work.join("analyzed");
@@ -69,11 +75,19 @@ pub(crate) fn installed_test(wheel: &Path) -> Result<()> {
         .stdout(Stdio::null())
         .status()
         .context("cannot run the installed inferlint")?;
-    check_run_folder(&run_dir, status, "inferlint analyze")?;
+    check_run_folder(&run_dir, status, "inferlint analyze", &[])?;
+    let analyzed = t0.elapsed().as_secs_f64();
 
     // `record` against the simulator, the installed recorder running the installed
     // `inferlint` beside it.
-    recorded_run(&work, &bin)
+    recorded_run(&work, &bin)?;
+    eprintln!(
+        "== dist: installed test: install and version checks {installed:.0} s, analyze {:.0} s, \
+         record {:.0} s",
+        analyzed - installed,
+        t0.elapsed().as_secs_f64() - analyzed
+    );
+    Ok(())
 }
 
 /// `--version` says the version, the commit (when built from a checkout) and the viewer.
@@ -113,9 +127,14 @@ fn check_bash_completion(exe: &Path, work: &Path) -> Result<()> {
     Ok(())
 }
 
-/// A folder a command analyzed: results.json written, the exit a verdict's (0, 1 or 2,
-/// never a crash), and report.html the interactive page.
-fn check_run_folder(dir: &Path, status: std::process::ExitStatus, what: &str) -> Result<()> {
+/// A folder a command analyzed: results.json written with the `passing` checks passed,
+/// the exit a verdict's (0, 1 or 2, never a crash), and report.html the interactive page.
+fn check_run_folder(
+    dir: &Path,
+    status: std::process::ExitStatus,
+    what: &str,
+    passing: &[&str],
+) -> Result<()> {
     if !matches!(status.code(), Some(0..=2)) {
         bail!("{what} ended with {status}");
     }
@@ -128,6 +147,18 @@ fn check_run_folder(dir: &Path, status: std::process::ExitStatus, what: &str) ->
         .unwrap_or_default();
     if checks.is_empty() {
         bail!("{what}: results.json holds no checks");
+    }
+    for id in passing {
+        let status = checks
+            .iter()
+            .find(|c| c.get("id").and_then(|v| v.as_str()) == Some(id))
+            .and_then(|c| c.get("status").and_then(|v| v.as_str()));
+        if status != Some("pass") {
+            bail!(
+                "{what}: {id} is {status:?}, not a pass, in {}",
+                dir.display()
+            );
+        }
     }
     let page = std::fs::read_to_string(dir.join(analyzer::docs::REPORT))
         .with_context(|| format!("{what} wrote no report page in {}", dir.display()))?;
@@ -191,5 +222,12 @@ fn recorded_run(work: &Path, bin: &Path) -> Result<()> {
         .current_dir(work)
         .status()
         .context("cannot run the installed inferlint-recorder")?;
-    check_run_folder(&out, status, "inferlint-recorder record")
+    // The probe answered, the server lived, the load tool's counts match the server's:
+    // the installed recorder captured the whole run.
+    check_run_folder(
+        &out,
+        status,
+        "inferlint-recorder record",
+        &["T2", "T7", "T15"],
+    )
 }

@@ -21,7 +21,8 @@
 //!   cargo xtask screenshot  docs/report.png, the README's picture of a report, taken
 //!                      in headless Chromium
 //!   cargo xtask dist   the Python wheels (both commands, the viewer inside, manylinux2014)
-//!                      into target/dist/, maturin and zig installed from PyPI when missing
+//!                      into target/dist/, maturin and zig installed from PyPI when missing;
+//!                      `--test` builds the x86_64 one and runs it installed, as `test` does
 //!   cargo xtask loadtools  the load-tools tier: AIPerf (and GuideLLM with `--all`)
 //!                      installed under target/loadtools when missing, and the
 //!                      recorder's live tests with them against the simulator
@@ -100,7 +101,7 @@ pub(crate) fn ensure_wasm_target() -> Result<()> {
 fn main() -> Result<()> {
     match std::env::args().nth(1).as_deref() {
         Some("demo") => demo::demo(),
-        Some("dist") => dist::dist(),
+        Some("dist") => dist::dist(&std::env::args().skip(2).collect::<Vec<_>>()),
         Some("test") => checks::test(),
         Some("ci") => checks::ci(),
         Some("tidy") => tidy::tidy(),
@@ -118,7 +119,7 @@ fn main() -> Result<()> {
         Some("loadtools") => loadtools::loadtools(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
             eprintln!(
-                "usage: cargo xtask demo | test | ci | tidy | dist | screenshot | viewer | browser-tests | real | fleet | loadtools | \
+                "usage: cargo xtask demo | test | ci | tidy | dist [--test] | screenshot | viewer | browser-tests | real | fleet | loadtools | \
                  first-paint [--samples N] [--runs N] [--keep] | \
                  fuzz [--seconds N] [TARGET...] | fuzz-campaign [--seconds N] [TARGET...]"
             );
