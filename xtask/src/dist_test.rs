@@ -20,6 +20,8 @@ const VIEWER_MARK: &str = "id=\"inferlint-wasm\"";
 
 /// Installs the wheel into a fresh venv and runs what a user runs, from there only.
 pub(crate) fn installed_test(wheel: &Path) -> Result<()> {
+    // The simulator the recorder runs against (`cargo test` has built it already).
+    run(cargo().args(["build", "-q", "-p", "enginesim"]))?;
     let t0 = std::time::Instant::now();
     let work = target_dir().join("dist-installed");
     let _ = std::fs::remove_dir_all(&work);
@@ -170,7 +172,6 @@ fn check_run_folder(
 
 /// A short recording against the simulated vLLM with the installed recorder.
 fn recorded_run(work: &Path, bin: &Path) -> Result<()> {
-    run(cargo().args(["build", "-q", "-p", "enginesim"]))?;
     let sim = work.join("sim");
     run(Command::new(target_dir().join("debug/inferlint-enginesim"))
         .arg("install")
