@@ -34,12 +34,14 @@ use anyhow::{bail, Context, Result};
 
 mod browser;
 mod checks;
+mod cites;
 mod demo;
 mod dist;
 mod dist_test;
 mod first_paint;
 mod fleet;
 mod fuzz;
+mod layers;
 mod loadtools;
 mod real;
 mod tidy;
