@@ -63,7 +63,7 @@ fn check<'a>(a: &'a Analysis, id: &str) -> &'a analyzer::CheckResult {
 }
 
 fn evidence_f64(a: &Analysis, id: &str, key: &str) -> Option<f64> {
-    check(a, id).evidence(key).and_then(Json::as_f64)
+    check(a, id).evidence_value(key).as_ref().and_then(Json::as_f64)
 }
 
 /// A counter's total in a snapshot file (all label sets summed; 0 when the family is not
@@ -302,16 +302,17 @@ fn starts_that_fail() {
         assert_eq!(status(&v, "T12"), "fail", "{case}: {v:?}");
         let t12 = check(&a, "T12");
         assert_eq!(
-            t12.evidence("kind").and_then(Json::as_str),
+            t12.evidence_value("kind").as_ref().and_then(Json::as_str),
             Some(kind),
             "{case}: {t12:?}"
         );
         assert_eq!(
-            t12.evidence("phase").and_then(Json::as_str),
+            t12.evidence_value("phase").as_ref().and_then(Json::as_str),
             Some("boot"),
             "{case}"
         );
-        let line = t12.evidence("line").and_then(Json::as_str).unwrap();
+        let line = t12.evidence_value("line");
+        let line = line.as_ref().and_then(Json::as_str).unwrap();
         let detail = &t12.message;
         assert!(
             line.contains(words) || detail.contains(words),

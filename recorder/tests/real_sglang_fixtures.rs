@@ -31,7 +31,7 @@ fn check<'a>(a: &'a Analysis, id: &str) -> &'a analyzer::CheckResult {
 }
 
 fn evidence(a: &Analysis, id: &str, key: &str) -> Json {
-    check(a, id).evidence(key).cloned().unwrap_or(Json::Null)
+    check(a, id).evidence_value(key).unwrap_or(Json::Null)
 }
 
 fn broke(a: &Analysis) -> Vec<String> {
