@@ -63,7 +63,10 @@ fn check<'a>(a: &'a Analysis, id: &str) -> &'a analyzer::CheckResult {
 }
 
 fn evidence_f64(a: &Analysis, id: &str, key: &str) -> Option<f64> {
-    check(a, id).evidence_value(key).as_ref().and_then(Json::as_f64)
+    check(a, id)
+        .evidence_value(key)
+        .as_ref()
+        .and_then(Json::as_f64)
 }
 
 /// A counter's total in a snapshot file (all label sets summed; 0 when the family is not
