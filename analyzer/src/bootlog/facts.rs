@@ -301,18 +301,7 @@ impl FactsScan {
                 Field::PageSize => f.page_size = Some(n),
                 _ => {}
             },
-            FieldValue::Float(x) => match field {
-                Field::MambaPadding => f.mamba_page_padding_pct = Some(x),
-                Field::AvailableKv | Field::CpuKvSpace => f.available_kv_cache_gib = Some(x),
-                Field::CudagraphEstimated => f.cudagraph_estimated_gib = Some(x),
-                Field::CudagraphActual => f.cudagraph_actual_gib = Some(x),
-                Field::CompileSeconds => f.compile_s = Some(add(f.compile_s, x)),
-                Field::SglangCudagraph | Field::SglangCpuGraph => {
-                    f.cudagraph_actual_gib = Some(add(f.cudagraph_actual_gib, x));
-                }
-                Field::TrtModelLoadGib => f.model_load_gib = Some(x),
-                _ => {}
-            },
+            FieldValue::Float(x) => apply_float(f, field, x),
             FieldValue::ModelLoad { gib, seconds } => {
                 // A negative size is a measurement of free memory that moved (SGLang on
                 // the CPU), not the weights' size: unknown.
@@ -390,6 +379,22 @@ impl FactsScan {
             self.extras.llm_args = Some(line);
         }
         (self.facts, self.extras)
+    }
+}
+
+/// A field whose value is one number.
+fn apply_float(f: &mut BootFacts, field: Field, x: f64) {
+    match field {
+        Field::MambaPadding => f.mamba_page_padding_pct = Some(x),
+        Field::AvailableKv | Field::CpuKvSpace => f.available_kv_cache_gib = Some(x),
+        Field::CudagraphEstimated => f.cudagraph_estimated_gib = Some(x),
+        Field::CudagraphActual => f.cudagraph_actual_gib = Some(x),
+        Field::CompileSeconds => f.compile_s = Some(add(f.compile_s, x)),
+        Field::SglangCudagraph | Field::SglangCpuGraph => {
+            f.cudagraph_actual_gib = Some(add(f.cudagraph_actual_gib, x));
+        }
+        Field::TrtModelLoadGib => f.model_load_gib = Some(x),
+        _ => {}
     }
 }
 
