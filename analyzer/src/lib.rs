@@ -19,6 +19,7 @@ pub mod input;
 pub mod inputs;
 pub mod insights;
 pub mod json;
+pub mod load_tool;
 pub mod manifest;
 pub mod num;
 pub mod pack;

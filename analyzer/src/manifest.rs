@@ -22,6 +22,8 @@ pub struct Manifest {
     pub load_given: bool,
     /// The load command's program, by file name (`locust`), for messages.
     pub load_program: Option<String>,
+    /// The load client the recorder recognised (`load.client`), for messages.
+    pub load_client: Option<docs::manifest::Client>,
     pub outcome_state: Option<String>,
     pub outcome_stage: Option<String>,
     pub outcome_problem: Option<String>,
@@ -51,12 +53,14 @@ pub struct LoadRunMarks {
     pub ended_wall: Option<f64>,
 }
 
-/// Byte lengths of the recorder's own boot log at three moments.
+/// Byte lengths of the recorder's own boot log at four moments.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct BootLogAt {
     pub ready: Option<u64>,
     pub load_start: Option<u64>,
     pub load_end: Option<u64>,
+    /// When the recorder began to stop the server: what follows is the stop's.
+    pub stop: Option<u64>,
 }
 
 impl Manifest {
@@ -77,6 +81,7 @@ impl Manifest {
             requested_flag: doc.requested.flag,
             requested_from_load: doc.requested.from_load,
             load_unrecognised: doc.load.client.is_none(),
+            load_client: doc.load.client,
             load_given: !doc.load.argv_given.is_empty(),
             load_program: doc
                 .load
@@ -103,6 +108,7 @@ impl Manifest {
                     ready: b.ready,
                     load_start: b.load_start,
                     load_end: b.load_end,
+                    stop: b.stop,
                 }),
             load_runs: doc
                 .load

@@ -205,9 +205,10 @@ fn facts_of_the_fixture_table() {
     );
     assert_eq!(rec.get("unparsed"), Some(&Json::Arr(vec![])));
     assert_eq!(rec.get("conflicts"), Some(&Json::Obj(vec![])));
-    assert_eq!(keys(&rec).len(), 39);
+    // The reference's 39 keys and SGLang's `context_len`.
+    assert_eq!(keys(&rec).len(), 40);
     assert_eq!(keys(&rec)[0], "engine");
-    assert_eq!(keys(&rec)[38], "lines");
+    assert_eq!(keys(&rec)[39], "lines");
     assert_eq!(f.untested_version_note(), None);
 
     let f = facts(&dir, "vllm-0.28/boot_cudagraphs.log");

@@ -22,6 +22,7 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--num-gpu-blocks-override", "vLLM"),
     ("--attention-backend", "vLLM and SGLang"),
     ("--max-running-requests", "SGLang"),
+    ("--device", "SGLang"),
     ("--max-concurrency", "vllm bench serve"),
     ("--profile-export-prefix", "AIPerf"),
     ("--save-result", "vllm bench serve"),

@@ -1,7 +1,7 @@
 //! `cargo xtask test` and `cargo xtask ci`: every test, the parity and bad-input trials
 //! (the shared one and the project's `tests/trials/bad_input.py`), formatting, lints, the
-//! analyzer's wasm build and a short run of every fuzz target; the real-engine tier when
-//! its environment is there (`real.rs`); the fleet tier, its tools installed when missing
+//! analyzer's wasm build and a short run of every fuzz target; the real-engine tiers when
+//! their environments are there (`real.rs`); the fleet tier, its tools installed when missing
 //! (`fleet.rs`); the load-tools tier, AIPerf installed when missing and GuideLLM when asked
 //! (`loadtools.rs`); the wheel installed as a user installs it (`dist.rs`).
 

@@ -36,6 +36,7 @@ pub(crate) const LAYERS: &[(&str, &[&str])] = &[
             "gpu_samples",
             "bootlog",
             "bench",
+            "load_tool",
             "series",
             "snapshot",
             "counters",

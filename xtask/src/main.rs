@@ -12,9 +12,10 @@
 //!   cargo xtask first-paint [--samples N] [--runs N] [--keep]
 //!                      the one-file report of a 24-hour recording (or N readings):
 //!                      its size and time to first paint in headless Chromium
-//!   cargo xtask real   the real-engine tier: a real vLLM (CPU) installed under
-//!                      target/real when missing, and the recorder's tests against it
-//!                      (`--save` refreshes fixtures/real/)
+//!   cargo xtask real [--engine vllm|sglang|all]
+//!                      the real-engine tiers: a real vLLM and/or SGLang (CPU) installed
+//!                      under target/real when missing, and the recorder's tests against
+//!                      them (`--save` refreshes fixtures/real/)
 //!   cargo xtask fleet  the fleet tier: simulated replicas behind vllm-router, read
 //!                      through Debian's Prometheus (installed when missing)
 //!                      (`--save` refreshes fixtures/fleet/tiny-pool/)

@@ -262,7 +262,13 @@ pub fn boot_facts(args: BootFactsArgs) -> Result<i32, Exit> {
     if args.common.json {
         println!("{}", json::to_pretty(&facts, 1));
     } else {
+        let digest = facts.settings_digest();
         for (k, v) in record_entries(&facts) {
+            // SGLang's whole settings dict is one 19 KB line: its digest instead.
+            if let (Some(d), "server_args") = (&digest, k.as_str()) {
+                say_digest(d);
+                continue;
+            }
             let shown = match v {
                 Json::Null => continue,
                 Json::Arr(items) if items.is_empty() => continue,
@@ -283,6 +289,24 @@ pub fn boot_facts(args: BootFactsArgs) -> Result<i32, Exit> {
         }
     }
     Ok(0)
+}
+
+/// SGLang's settings, grouped: those that decide capacity and speed, then the others not
+/// at their defaults; `--json` has every one.
+fn say_digest(d: &bootlog::digest::SettingsDigest) {
+    say(&format!(
+        "{:<28} {} settings (all of them with --json); the ones that matter here:",
+        "server_args", d.total
+    ));
+    for (title, settings) in &d.groups {
+        if settings.is_empty() {
+            continue;
+        }
+        say(&format!("  {title}"));
+        for (k, v) in settings {
+            say(&format!("    {k:<26} {v}"));
+        }
+    }
 }
 
 /// The facts record's entries in order, to list them: read back from the record's own

@@ -203,7 +203,13 @@ fn ok<T>(r: &Option<Result<T, InputError>>) -> Option<&T> {
 /// The boot logs' facts; the running gauge is then bounded by the engine's own limit on
 /// running requests (a reading above it is refused).
 fn read_logs(p: &mut Parsed, input: &RunInput, named: Option<Engine>) -> Vec<BootLog> {
-    let mut logs: Vec<BootLog> = bootlog::read_logs(&p.log_texts, named);
+    // The lines the recorder's own server wrote once it was being stopped are the stop's.
+    let stop = p
+        .manifest
+        .as_ref()
+        .and_then(|m| m.boot_log_at)
+        .and_then(|b| b.stop);
+    let mut logs: Vec<BootLog> = bootlog::read_logs_until(&p.log_texts, named, stop);
     // The live server's version, when the first log prints no vLLM version.
     if let (Some(first), Some(m)) = (logs.first_mut(), &p.manifest) {
         if first.facts.vllm_version.is_none() {

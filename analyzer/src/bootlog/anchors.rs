@@ -52,6 +52,10 @@ anchors! {
     SgCapped => "max_running_requests is capped to",
     SgLimits => "max_total_num_tokens=",
     SgDefault => "Attention backend not specified.",
+    // SGLang 0.5.23: the pool after a post-capture resize, CPU graphs, a lowered limit
+    SgPostCapture => "Post-capture KV sizing: KV cache allocated.",
+    SgCpuGraph => "CPU graph end.",
+    SgLowered => "max_running_requests was reduced from the requested",
     // TensorRT-LLM fields (`trtllm.rs`)
     TrtVersion => "TensorRT LLM version:",
     TrtPool => "for max tokens in paged KV cache",
@@ -66,6 +70,11 @@ anchors! {
     CpuDevice => "device_config=cpu",
     Compiling => "Compiling a graph for compile range",
     AotLoad => "Directly load AOT compilation",
+    // SGLang: graphs turned off for the attention backend; a warm-up that failed after
+    // "Application startup complete" (the server never became ready); the stop on SIGTERM.
+    SgGraphOff => "Cuda graph is disabled because",
+    SgWarmUpFailed => "Initialization failed. warmup error",
+    SgStop => "SIGTERM received.",
     Ready => "Application startup complete",
     Post => "\"POST /",
     RequestId => "request ID ",

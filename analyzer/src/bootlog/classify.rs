@@ -5,6 +5,17 @@
 //! rule among the lines that count. Lines stop counting when a later served request shows
 //! the server survived them (step 5 below): on each served line the candidates found so
 //! far are dropped, so no look-ahead is needed.
+//!
+//! A stop from outside is no failure, whatever the server logs after it. vLLM tags its
+//! stop with `[shutdown]`; SGLang starts its own with `SIGTERM received.` and then logs a
+//! scheduler that "crashed with exit code -15", SIGQUIT and `kill_process_tree` (a
+//! departure from the reference, which knows no SGLang marker). For a log the
+//! recorder's own server wrote, the recorder's mark of where the stop began ends the
+//! classified lines for every engine (`read_log_until`).
+//!
+//! SGLang 0.5 prints "Application startup complete" before its own warm-up request; when
+//! that request fails (`Initialization failed. warmup error`) the server exits without
+//! ever serving, so the lines after it are classified as the start's (phase `boot`).
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -99,8 +110,8 @@ impl<'t> Classifier<'t> {
         if self.stopped {
             return;
         }
-        // Step 2: an orderly shutdown ends what is classified.
-        if v.raw_has(Anchor::Shutdown) {
+        // Step 2: an orderly shutdown ends what is classified (vLLM's, SGLang's).
+        if v.raw_has(Anchor::Shutdown) || v.anchors.has(Anchor::SgStop) {
             self.stopped = true;
             return;
         }
@@ -123,6 +134,10 @@ impl<'t> Classifier<'t> {
         };
         if blank {
             p = Cow::Borrowed("");
+        }
+        if self.ready && v.anchors.has(Anchor::SgWarmUpFailed) {
+            // SGLang's warm-up failed: it never became ready after all.
+            self.ready = false;
         }
         if !self.ready {
             // Step 4: a server that became ready survived whatever came before.
@@ -534,6 +549,72 @@ mod tests {
         assert!(one(log).is_none());
         let log = "[start of x traceback]\nRuntimeError: hidden\n[end of x traceback].\nValueError: shown\n";
         assert_eq!(one(log).unwrap().kind, "value_error");
+    }
+
+    /// SGLang 0.5.23's stop on SIGTERM, as a real start on the CPU logged it: the lines
+    /// read like a crash, and none of them is one; nor is an error logged after them.
+    #[test]
+    fn sglangs_stop_is_no_failure() {
+        let stop = "[2026-12-03 13:37:02] INFO:     Application startup complete.\n\
+            [2026-12-03 13:37:20] SIGTERM received. signum=None frame=None. Draining requests and shutting down...\n\
+            [2026-12-03 13:37:20] Subprocess scheduler_0 (pid=25409) crashed with exit code -15. Triggering SIGQUIT for cleanup...\n\
+            [2026-12-03 13:37:20] SIGQUIT received. signum=None, frame=None. It usually means one child failed.\n\
+            [2026-12-03 13:37:20] Sleeping 5 seconds before crash diagnostics to let GPU activity settle.\n\
+            [2026-12-03 13:37:25] No live scheduler processes found; skipping py-spy and CUDA coredump.\n\
+            [2026-12-03 13:37:25] kill_process_tree called: parent_pid=25246, include_parent=True, pid=25246\n";
+        assert_eq!(one(stop), None);
+        let after = format!("{stop}ConnectionResetError: [Errno 104] Connection reset by peer\n");
+        assert_eq!(one(&after), None);
+        // The same error before the stop is a crash while serving.
+        let (ready, rest) = stop.split_once('\n').unwrap();
+        let before =
+            format!("{ready}\nConnectionResetError: [Errno 104] Connection reset by peer\n{rest}");
+        let f = one(&before).unwrap();
+        assert_eq!(
+            (f.kind.as_str(), f.phase.as_str(), f.lineno),
+            ("unclassified_exception", "serving", 2)
+        );
+    }
+
+    /// The recorder's mark of where its stop began ends the classified lines for any
+    /// engine: what follows it (here a made-up engine's traceback) is the stop's.
+    #[test]
+    fn the_recorders_stop_mark_ends_the_classified_lines() {
+        let head =
+            "Application startup complete.\nINFO: \"POST /v1/completions HTTP/1.1\" 200 OK\n";
+        let log = format!("{head}RuntimeError: Engine loop stopped\n");
+        let read = |stop| crate::bootlog::read_log_until(&log, None, stop).1.failure;
+        assert_eq!(read(None).unwrap().kind, "runtime_error");
+        assert_eq!(read(Some(head.len() as u64)), None);
+        assert_eq!(read(Some(head.len() as u64 + 1)).unwrap().lineno, 3);
+        // Facts still read the whole log.
+        let (facts, _) = crate::bootlog::read_log_until(&log, None, Some(0));
+        assert!(facts.ready);
+    }
+
+    /// SGLang's own warm-up request refused after "Application startup complete" (a real
+    /// 0.5.23 start with a 10-token pool): the server never served, so the refusal is a
+    /// failed start (T12), not a crash while serving.
+    #[test]
+    fn sglangs_failed_warm_up_is_a_failed_start() {
+        let log = "[2026-12-03 13:42:13] INFO:     Application startup complete.\n\
+            [2026-12-03 13:42:14] [http_server] Error: Input length (6 tokens) exceeds the maximum allowed length (4 tokens). Use a shorter input or enable --allow-auto-truncate.\n\
+            [2026-12-03 13:42:14] INFO:     127.0.0.1:54734 - \"POST /generate HTTP/1.1\" 400 Bad Request\n\
+            [2026-12-03 13:42:14] Initialization failed. warmup error: Traceback (most recent call last):\n  \
+            File \"/x/sglang/srt/entrypoints/http_server.py\", line 2501, in _execute_server_warmup\n    \
+            assert res.status_code == 200, f\"{res.text}\"\n           ^^^^^^^^^^^^^^^^^^^^^^\n\
+            AssertionError: {\"error\":{\"message\":\"Input length (6 tokens) exceeds the maximum allowed length (4 tokens).\"}}\n\
+            \n\
+            [2026-12-03 13:42:14] kill_process_tree called: parent_pid=4422, include_parent=True, pid=4422\n";
+        let f = one(log).unwrap();
+        assert_eq!(
+            (f.kind.as_str(), f.phase.as_str(), f.lineno),
+            ("assertion", "boot", 8)
+        );
+        assert!(f.detail.contains("Input length (6 tokens)"), "{}", f.detail);
+        let facts = crate::bootlog::read_facts(log, None);
+        assert!(!facts.ready);
+        assert_eq!(facts.ready_lineno, None);
     }
 
     #[test]

@@ -102,8 +102,27 @@ fn sglang_settings(f: &mut BootFacts, x: &Extras) {
     }
     f.speculative = Some(given(&sa, "speculative_algorithm").is_some());
     if f.cudagraphs != Some(false) {
-        f.cudagraphs = Some(!sa.get("disable_cuda_graph").is_some_and(truthy));
+        let off = sa.get("disable_cuda_graph").is_some_and(truthy) || graph_phases_off(&sa);
+        f.cudagraphs = Some(!off);
     }
+    if f.context_len.is_none() {
+        if let Some(Json::Int(n)) = sa.get("context_length") {
+            f.context_len = Some(*n);
+        }
+    }
+}
+
+/// SGLang's `cuda_graph_config` (0.5.20 on) turns graphs off phase by phase: true when
+/// every phase it names has the backend `disabled` (0.5.23 resolves
+/// `--disable-cuda-graph` and the native-torch backend's refusal to that).
+fn graph_phases_off(sa: &Json) -> bool {
+    let Some(Json::Obj(phases)) = sa.get("cuda_graph_config") else {
+        return false;
+    };
+    !phases.is_empty()
+        && phases
+            .iter()
+            .all(|(_, p)| p.get("backend").and_then(Json::as_str) == Some("disabled"))
 }
 
 /// Step 2: TensorRT-LLM's settings line and the counts from its raw text.

@@ -90,6 +90,9 @@ impl FactsScan {
             Anchor::SgCapped,
             Anchor::SgLimits,
             Anchor::SgDefault,
+            Anchor::SgPostCapture,
+            Anchor::SgCpuGraph,
+            Anchor::SgLowered,
             Anchor::TrtVersion,
             Anchor::TrtPool,
             Anchor::TrtPage,
@@ -127,8 +130,12 @@ impl FactsScan {
         if v.anchors.meets(self.field_anchors) {
             self.fields(v.lineno, clean, v.body(), v.anchors);
         }
-        // Eager mode, or a configuration without CUDA graphs (vLLM's CPU platform).
-        if v.anchors.has(Anchor::Eager) || v.anchors.has(Anchor::NoGraphs) {
+        // Eager mode, or a configuration without CUDA graphs (vLLM's CPU platform, SGLang's
+        // native-torch attention).
+        if v.anchors.has(Anchor::Eager)
+            || v.anchors.has(Anchor::NoGraphs)
+            || v.anchors.has(Anchor::SgGraphOff)
+        {
             self.facts.cudagraphs = Some(false);
         }
         if v.anchors.has(Anchor::CpuDevice) {
@@ -149,6 +156,11 @@ impl FactsScan {
                 self.facts.ready = true;
                 self.facts.ready_lineno = Some(v.lineno);
             }
+        } else if v.anchors.has(Anchor::SgWarmUpFailed) {
+            // SGLang's own warm-up request failed after "Application startup complete":
+            // the server exits without ever serving, so it never was ready.
+            self.facts.ready = false;
+            self.facts.ready_lineno = None;
         }
         self.raw_counts(v);
     }
@@ -289,20 +301,11 @@ impl FactsScan {
                 Field::PageSize => f.page_size = Some(n),
                 _ => {}
             },
-            FieldValue::Float(x) => match field {
-                Field::MambaPadding => f.mamba_page_padding_pct = Some(x),
-                Field::AvailableKv | Field::CpuKvSpace => f.available_kv_cache_gib = Some(x),
-                Field::CudagraphEstimated => f.cudagraph_estimated_gib = Some(x),
-                Field::CudagraphActual => f.cudagraph_actual_gib = Some(x),
-                Field::CompileSeconds => f.compile_s = Some(add(f.compile_s, x)),
-                Field::SglangCudagraph => {
-                    f.cudagraph_actual_gib = Some(add(f.cudagraph_actual_gib, x));
-                }
-                Field::TrtModelLoadGib => f.model_load_gib = Some(x),
-                _ => {}
-            },
+            FieldValue::Float(x) => apply_float(f, field, x),
             FieldValue::ModelLoad { gib, seconds } => {
-                f.model_load_gib = Some(gib);
+                // A negative size is a measurement of free memory that moved (SGLang on
+                // the CPU), not the weights' size: unknown.
+                f.model_load_gib = Some(gib).filter(|g| *g >= 0.0);
                 f.model_load_s = Some(seconds);
             }
             FieldValue::MemorySplit {
@@ -326,7 +329,7 @@ impl FactsScan {
             }
             FieldValue::SglangKvPool { tokens, k_gb, v_gb } => {
                 f.kv_pool_tokens = Some(tokens);
-                f.available_kv_cache_gib = Some(round_dp(k_gb + v_gb, 2));
+                f.available_kv_cache_gib = Some(round_dp(k_gb + v_gb.unwrap_or(0.0), 2));
             }
             FieldValue::RunningCapReason { cap, reason } => {
                 f.running_cap = Some(cap);
@@ -335,9 +338,13 @@ impl FactsScan {
             FieldValue::SglangLimits {
                 pool_tokens,
                 running_cap,
+                context_len,
             } => {
                 f.kv_pool_tokens = Some(pool_tokens);
                 f.running_cap = Some(running_cap);
+                if context_len.is_some() {
+                    f.context_len = context_len;
+                }
             }
             FieldValue::TrtKvPool { gib, tokens } => {
                 f.kv_pool_tokens = Some(tokens);
@@ -372,6 +379,22 @@ impl FactsScan {
             self.extras.llm_args = Some(line);
         }
         (self.facts, self.extras)
+    }
+}
+
+/// A field whose value is one number.
+fn apply_float(f: &mut BootFacts, field: Field, x: f64) {
+    match field {
+        Field::MambaPadding => f.mamba_page_padding_pct = Some(x),
+        Field::AvailableKv | Field::CpuKvSpace => f.available_kv_cache_gib = Some(x),
+        Field::CudagraphEstimated => f.cudagraph_estimated_gib = Some(x),
+        Field::CudagraphActual => f.cudagraph_actual_gib = Some(x),
+        Field::CompileSeconds => f.compile_s = Some(add(f.compile_s, x)),
+        Field::SglangCudagraph | Field::SglangCpuGraph => {
+            f.cudagraph_actual_gib = Some(add(f.cudagraph_actual_gib, x));
+        }
+        Field::TrtModelLoadGib => f.model_load_gib = Some(x),
+        _ => {}
     }
 }
 

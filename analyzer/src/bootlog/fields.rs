@@ -68,6 +68,9 @@ fields! {
     SglangCapReason => "sglang_running_cap_reason", SgCapped, LastConflict;
     SglangLimits => "sglang_limits", SgLimits, LastConflict;
     SglangDefaultBackend => "sglang_default_backend", SgDefault, LastConflict;
+    SglangPostCapture => "sglang_kv_pool", SgPostCapture, LastConflict;
+    SglangCpuGraph => "sglang_cudagraph_gib", SgCpuGraph, Sum;
+    SglangLowered => "sglang_running_cap_reason", SgLowered, LastConflict;
     EngineVersion => "engine_version", TrtVersion, Last;
     TrtKvPool => "trt_kv_pool", TrtPool, Last;
     PageSize => "page_size", TrtPage, Last;
@@ -120,6 +123,9 @@ impl Field {
             Field::SglangCapReason => sglang::capped(line),
             Field::SglangLimits => sglang::limits(line),
             Field::SglangDefaultBackend => sglang::default_backend(line),
+            Field::SglangPostCapture => sglang::post_capture_pool(line),
+            Field::SglangCpuGraph => sglang::cudagraph(line),
+            Field::SglangLowered => sglang::lowered(line),
             Field::EngineVersion => trtllm::version(line),
             Field::TrtKvPool => trtllm::kv_pool(line),
             Field::PageSize => trtllm::page_size(line),
@@ -166,7 +172,7 @@ mod tests {
 
     #[test]
     fn table_ids() {
-        assert_eq!(TABLE.len(), 30);
+        assert_eq!(TABLE.len(), 33);
         assert_eq!(Field::SglangModelLoad.id(), Field::ModelLoad.id());
         assert_eq!(Field::PageSize.policy(), Policy::Last);
         assert_eq!(Field::CompileSeconds.policy(), Policy::Sum);

@@ -9,13 +9,15 @@
 //! a `value`; Python literals in `pylit`, stamps and counts in `stamps` and `counts`);
 //! `derive` computes the settings and derived facts;
 //! `classify` is the failure classifier; `compare` groups starts with the same settings;
-//! `record` writes the facts record; `labels` names logs given together.
+//! `record` writes the facts record; `labels` names logs given together; `digest` groups
+//! SGLang's settings for people.
 
 mod anchors;
 mod classify;
 mod compare;
 mod counts;
 pub(crate) mod derive;
+pub mod digest;
 mod facts;
 mod fields;
 pub(crate) mod jsoneq;
@@ -92,6 +94,8 @@ pub struct BootFacts {
     pub kv_pool_tokens: Option<i64>,
     pub max_concurrency: Option<f64>,
     pub max_concurrency_request_len: Option<i64>,
+    /// The longest request the server takes, in tokens (SGLang's `context_len`).
+    pub context_len: Option<i64>,
     pub available_kv_cache_gib: Option<f64>,
     pub model_load_gib: Option<f64>,
     pub model_load_s: Option<f64>,
@@ -191,6 +195,14 @@ impl BootFacts {
             _ => None,
         }
     }
+    /// SGLang's settings grouped for people (`boot-facts`): none for another engine or
+    /// without its `server_args` line.
+    pub fn settings_digest(&self) -> Option<digest::SettingsDigest> {
+        if self.engine != Some(Engine::Sglang) {
+            return None;
+        }
+        digest::sglang(self.server_args.as_ref()?)
+    }
     /// The untested-version note, when the version is not a tested series.
     pub fn untested_version_note(&self) -> Option<String> {
         let version = self.version()?;
@@ -242,11 +254,25 @@ pub struct BootLog {
 
 /// Reads and classifies one log in a single pass over its lines.
 pub fn read_log(text: &str, named: Option<Engine>) -> (BootFacts, Classification) {
+    read_log_until(text, named, None)
+}
+
+/// [`read_log`] for a log whose server was stopped from outside at byte `stop` (the
+/// recorder's mark, `manifest.json` `boot_log.stop`): the lines from there on are the
+/// stop's, read for facts but never classified as a failure, for every engine.
+pub fn read_log_until(
+    text: &str,
+    named: Option<Engine>,
+    stop: Option<u64>,
+) -> (BootFacts, Classification) {
+    let stop = stop.map_or(usize::MAX, |s| usize::try_from(s).unwrap_or(usize::MAX));
     let mut facts = facts::FactsScan::new();
     let mut cls = classify::Classifier::new();
     scan::each_line(text, |v| {
         facts.line(v);
-        cls.line(v);
+        if v.offset < stop {
+            cls.line(v);
+        }
     });
     (finish(facts, text, named), cls.end())
 }
@@ -278,12 +304,23 @@ pub fn labels(paths: &[String]) -> Vec<String> {
 
 /// Reads and classifies logs given as (path, text), each with its label.
 pub fn read_logs(logs: &[(String, String)], named: Option<Engine>) -> Vec<BootLog> {
+    read_logs_until(logs, named, None)
+}
+
+/// [`read_logs`], the first log's server stopped from outside at byte `stop` of it
+/// ([`read_log_until`]).
+pub fn read_logs_until(
+    logs: &[(String, String)],
+    named: Option<Engine>,
+    stop: Option<u64>,
+) -> Vec<BootLog> {
     let paths: Vec<String> = logs.iter().map(|(p, _)| p.clone()).collect();
     labels(&paths)
         .into_iter()
         .zip(logs)
-        .map(|(label, (_, text))| {
-            let (facts, classification) = read_log(text, named);
+        .enumerate()
+        .map(|(k, (label, (_, text)))| {
+            let (facts, classification) = read_log_until(text, named, stop.filter(|_| k == 0));
             BootLog {
                 label,
                 facts,

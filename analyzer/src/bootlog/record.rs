@@ -36,6 +36,8 @@ struct FactsRecord<'a> {
     kv_pool_tokens: Option<i64>,
     max_concurrency: Option<f64>,
     max_concurrency_request_len: Option<i64>,
+    /// Not in the reference's record: SGLang's context length, from its limits line.
+    context_len: Option<i64>,
     available_kv_cache_gib: Option<f64>,
     model_load_gib: Option<f64>,
     model_load_s: Option<f64>,
@@ -86,6 +88,7 @@ impl<'a> FactsRecord<'a> {
             kv_pool_tokens: facts.kv_pool_tokens,
             max_concurrency: facts.max_concurrency,
             max_concurrency_request_len: facts.max_concurrency_request_len,
+            context_len: facts.context_len,
             available_kv_cache_gib: facts.available_kv_cache_gib,
             model_load_gib: facts.model_load_gib,
             model_load_s: facts.model_load_s,
@@ -153,6 +156,6 @@ mod tests {
             "derived facts stay out of the record"
         );
         let keys = crate::json::parse(&text).unwrap();
-        assert_eq!(keys.as_object().unwrap().len(), 39);
+        assert_eq!(keys.as_object().unwrap().len(), 40);
     }
 }

@@ -17,6 +17,8 @@ struct TagSpans {
 pub(crate) struct LineView<'t> {
     /// 1-based, as Python's `splitlines` counts.
     pub lineno: usize,
+    /// The byte where the line starts in the text.
+    pub offset: usize,
     pub raw: &'t str,
     /// ANSI escapes removed.
     pub clean: Cow<'t, str>,
@@ -82,6 +84,7 @@ pub(crate) fn each_line<'t>(text: &'t str, mut f: impl FnMut(&LineView<'t>)) {
         };
         f(&LineView {
             lineno: k + 1,
+            offset: at.start,
             raw,
             clean,
             anchors,

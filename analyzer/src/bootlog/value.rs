@@ -34,11 +34,12 @@ pub(crate) enum FieldValue {
         from: String,
         to: String,
     },
-    /// SGLang's pool, its K and V sizes in GB as printed.
+    /// SGLang's pool, its K and V sizes in GB as printed (one `KV size` for a pool that
+    /// holds both in one buffer: `k_gb` is that size, `v_gb` none).
     SglangKvPool {
         tokens: i64,
         k_gb: f64,
-        v_gb: f64,
+        v_gb: Option<f64>,
     },
     RunningCapReason {
         cap: i64,
@@ -47,6 +48,7 @@ pub(crate) enum FieldValue {
     SglangLimits {
         pool_tokens: i64,
         running_cap: i64,
+        context_len: Option<i64>,
     },
     TrtKvPool {
         gib: f64,
@@ -96,17 +98,18 @@ impl FieldValue {
             FieldValue::CudagraphDowngrade { from, to } => {
                 Json::Arr(vec![from.as_str().into(), to.as_str().into()])
             }
-            FieldValue::SglangKvPool { tokens, k_gb, v_gb } => Json::Arr(vec![
-                Json::Int(*tokens),
-                Json::Float(*k_gb),
-                Json::Float(*v_gb),
-            ]),
+            FieldValue::SglangKvPool { tokens, k_gb, v_gb } => {
+                let mut parts = vec![Json::Int(*tokens), Json::Float(*k_gb)];
+                parts.extend(v_gb.map(Json::Float));
+                Json::Arr(parts)
+            }
             FieldValue::RunningCapReason { cap, reason } => {
                 Json::Arr(vec![Json::Int(*cap), reason.as_str().into()])
             }
             FieldValue::SglangLimits {
                 pool_tokens,
                 running_cap,
+                ..
             } => Json::Arr(vec![Json::Int(*pool_tokens), Json::Int(*running_cap)]),
             FieldValue::TrtKvPool { gib, tokens } => {
                 Json::Arr(vec![Json::Float(*gib), Json::Int(*tokens)])

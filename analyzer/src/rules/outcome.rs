@@ -253,6 +253,18 @@ mod tests {
         let o = read(&ev(&m, Some(&t)));
         assert_eq!(o, RunOutcome::default());
         assert!(!o.is_broken());
+        // SGLang's launcher ends its stop by killing itself: the teardown of a real 0.5.23
+        // (`fixtures/real/sglang-fits/teardown.json`) reads "server_exit": "SIGKILL" after
+        // its SIGTERM to the group. A stop that was sent, not a death.
+        let m = served(Some(Exit::Signal("SIGKILL".into())), "completed");
+        let t = crate::docs::read::<Teardown>(
+            "teardown.json",
+            br#"{"schema": "inferlint.teardown/1", "launched": {"pid": 29038, "sid": 29038},
+                "signals": [{"elapsed_s": 0.024, "group": 29038, "signal": "SIGTERM", "result": "sent"}],
+                "server_exit": "SIGKILL", "left_after_the_server_stopped": [], "left_alone": []}"#,
+        )
+        .unwrap();
+        assert_eq!(read(&ev(&m, Some(&t))), RunOutcome::default());
     }
 
     #[test]

@@ -29,6 +29,7 @@ use serde::Serialize;
 use crate::bench::key::DURATION;
 use crate::bench::Requests;
 use crate::engine::Engine;
+use crate::load_tool::LoadTool;
 use crate::num::{fixed, round_dp};
 use crate::plausible::{self, Implausible};
 use crate::rules::absent::{Absent, Judged};
@@ -66,6 +67,8 @@ pub struct WarmUpInputs<'a> {
     pub log_during_load: Option<&'a str>,
     /// The load tool ran a warm-up phase of its own (its `load.log` says so).
     pub client_warm_up: bool,
+    /// The load tool that ran: the hints name its own flags.
+    pub tool: LoadTool,
 }
 
 /// What T18 drew on: the log's warm-up lines and the first wave against the rest.
@@ -233,10 +236,15 @@ pub fn log_between(bytes: &[u8], from: u64, to: Option<u64>) -> String {
     String::from_utf8_lossy(&bytes[a..b]).into_owned()
 }
 
-/// How to keep warm-up out of the measurement, said once.
-const EXCLUDE: &str = "run a warm-up phase at the load's concurrency before measuring (vllm \
-                       bench serve --num-warmups N, N at least the concurrency); the recorder's \
-                       probe counts as one only if it reached the load's batch sizes";
+/// How to keep warm-up out of the measurement, with the tool's own flag.
+fn exclude(tool: &LoadTool) -> String {
+    format!(
+        "run a warm-up phase at the load's concurrency before measuring ({}, N at least the \
+         concurrency); the recorder's probe counts as one only if it reached the load's batch \
+         sizes",
+        tool.warm_up_hint()
+    )
+}
 
 /// T18 on a run.
 /// The whole run: the load tool's per-request times and the log the server wrote while
@@ -271,6 +279,7 @@ pub fn run(cx: &RunScope<'_>) -> Judged {
         load_ended_wall: cx.manifest.and_then(|mf| mf.load_ended_wall),
         log_during_load: log_during_load.as_deref(),
         client_warm_up,
+        tool: crate::load_tool::of(cx.manifest, bench),
     });
     // A refused number in the result is always shown: it is the input's fault, not a
     // capture the folder never had.
@@ -316,16 +325,20 @@ fn judge(inputs: &WarmUpInputs<'_>, lines: Option<&[String]>, e: &mut WarmUp) ->
     if let Some(wave) = inputs.requests.and_then(|q| effect(q, inputs.requested)) {
         return first_wave(inputs, &wave, &logged, e);
     }
-    let per_request = "the load tool's result has no per-request times to compare the first \
-                       requests with the rest (vllm bench serve saves them with --save-detailed)";
+    let per_request = format!(
+        "the load tool's result has no per-request times to compare the first requests with \
+         the rest ({})",
+        inputs.tool.per_request_hint()
+    );
     match lines {
         Some(l @ [first, ..]) if !inputs.client_warm_up => (
             Status::Warn,
             format!(
                 "the server logged {} of compilation or graph capture while the load ran \
                  (\"{first}\"): one-time warm-up inside the measured window. To exclude it, \
-                 {EXCLUDE}",
-                count(l)
+                 {}",
+                count(l),
+                exclude(&inputs.tool)
             ),
         ),
         Some([_, ..]) => (
@@ -400,8 +413,9 @@ fn first_wave(
             Status::Warn,
             format!(
                 "{said}, while no request waited in the queue: about {} s of one-time \
-                 warm-up inside the measured window{logged}. To exclude it, {EXCLUDE}",
+                 warm-up inside the measured window{logged}. To exclude it, {}",
                 fixed(wave.excess_s(), 2),
+                exclude(&inputs.tool)
             ),
         ),
         Some(w) => (
@@ -490,6 +504,7 @@ mod tests {
             load_ended_wall: Some(1009.0),
             log_during_load: None,
             client_warm_up: false,
+            tool: LoadTool::Unknown,
         }
     }
 

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod real;
+pub mod sglang;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

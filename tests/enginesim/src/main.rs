@@ -20,6 +20,7 @@ mod pylit;
 mod sched;
 mod server;
 mod sglang;
+mod sglang_metrics;
 mod tokenize;
 mod trtllm;
 mod vllm;

@@ -124,6 +124,17 @@ pub struct Finished {
     pub preemptions: u32,
 }
 
+/// What SGLang's gauges show between two log points.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LogPoint {
+    pub running: usize,
+    pub waiting: usize,
+    pub used_blocks: usize,
+    /// Tokens held by the running requests (prompt and generated).
+    pub seq_tokens: usize,
+    pub gen_per_s: f64,
+}
+
 #[derive(Debug, Clone)]
 pub struct StreamAgg {
     pub requests: u64,
@@ -183,6 +194,14 @@ pub struct Stats {
     pub iter_tokens: Hist,
     /// TensorRT-LLM's gauges as of the last completion: (running, waiting, used, paused).
     pub at_last_completion: (usize, usize, usize, usize),
+    /// SGLang's gauges as of the scheduler's last log point (a prefill line, every 40th
+    /// decode step, going idle): the real one refreshes them only then.
+    pub at_last_log: LogPoint,
+    /// Prompt and generated tokens of the requests retracted so far (SGLang).
+    pub retracted_tokens: (u64, u64),
+    /// Tokens SGLang's radix cache gave up to make room, and how many times it did.
+    pub evicted_tokens: u64,
+    pub evictions: u64,
     pub new_token_ratio: f64,
 }
 
@@ -219,6 +238,10 @@ impl Stats {
             req_preempt: Hist::new(hist::COUNT),
             iter_tokens: Hist::new(hist::ITER_TOKENS),
             at_last_completion: (0, 0, 0, 0),
+            at_last_log: LogPoint::default(),
+            retracted_tokens: (0, 0),
+            evicted_tokens: 0,
+            evictions: 0,
             new_token_ratio: 0.7,
         }
     }
@@ -303,12 +326,18 @@ impl PrefixCache {
                 self.order.push_back(*h);
             }
         }
-        while self.order.len() > self.capacity {
+        let over = self.order.len().saturating_sub(self.capacity);
+        self.evict(over);
+        hit
+    }
+
+    /// Forgets the `n` oldest blocks.
+    fn evict(&mut self, n: usize) {
+        for _ in 0..n {
             if let Some(old) = self.order.pop_front() {
                 self.blocks.remove(&old);
             }
         }
-        hit
     }
 }
 
@@ -429,6 +458,8 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
                 let mut st = sh.stats.lock().unwrap();
                 st.preemptions += 1;
                 st.new_token_ratio = ratio;
+                st.retracted_tokens.0 += v.sub.prompt as u64;
+                st.retracted_tokens.1 += v.generated as u64;
             }
             sh.in_queue.fetch_add(1, Ordering::SeqCst);
             waiting.push_front(v);
@@ -477,6 +508,14 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
                         s.cached = hit.min(s.sub.prompt.saturating_sub(1));
                         st.prefix_queries += s.sub.prompt as u64;
                         st.prefix_hits += s.cached as u64;
+                        // SGLang's radix cache lives in the pool: what the free slots no
+                        // longer hold is evicted.
+                        let over = cache.order.len().saturating_sub(free);
+                        if cfg.policy == Policy::Sglang && over > 0 {
+                            cache.evict(over);
+                            st.evicted_tokens += (over * cfg.block_size) as u64;
+                            st.evictions += 1;
+                        }
                     }
                 }
                 new_seqs += 1;
@@ -508,6 +547,15 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
                 waiting: waiting.len(),
                 usage: used as f64 / cfg.blocks.max(1) as f64,
             });
+            if cfg.policy == Policy::Sglang {
+                sh.stats.lock().unwrap().at_last_log = LogPoint {
+                    running: running.len() - new_seqs,
+                    waiting: waiting.len(),
+                    used_blocks: used,
+                    seq_tokens: held_tokens(&running),
+                    gen_per_s: 0.0,
+                };
+            }
         }
         if running.is_empty() {
             // Nothing fits (a request larger than the pool): fail the first one.
@@ -654,17 +702,39 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
         }
         if decode_steps.is_multiple_of(40) && !running.is_empty() {
             let el = sim(now - last_log).max(1e-9);
+            let gen_per_s = gen_since_log as f64 / el;
             notify(Notice::Decode {
                 running: running.len(),
-                tokens: running.iter().map(|s| s.sub.prompt + s.generated).sum(),
+                tokens: held_tokens(&running),
                 usage: (cfg.blocks - free) as f64 / cfg.blocks.max(1) as f64,
                 waiting: waiting.len(),
-                gen_per_s: gen_since_log as f64 / el,
+                gen_per_s,
             });
+            if cfg.policy == Policy::Sglang {
+                sh.stats.lock().unwrap().at_last_log = LogPoint {
+                    running: running.len(),
+                    waiting: waiting.len(),
+                    used_blocks: cfg.blocks - free,
+                    seq_tokens: held_tokens(&running),
+                    gen_per_s,
+                };
+            }
             gen_since_log = 0;
             last_log = now;
         }
+        if cfg.policy == Policy::Sglang && running.is_empty() && waiting.is_empty() {
+            // Going idle is a log point too: the gauges fall back to zero.
+            sh.stats.lock().unwrap().at_last_log = LogPoint {
+                used_blocks: cfg.blocks - free,
+                ..LogPoint::default()
+            };
+        }
     }
+}
+
+/// Tokens the running requests hold: their prompts and what they generated so far.
+fn held_tokens(running: &[Seq]) -> usize {
+    running.iter().map(|s| s.sub.prompt + s.generated).sum()
 }
 
 fn new_seq(next_id: &mut u64, sub: Submit) -> Seq {

@@ -263,3 +263,60 @@ fn trtllm_without_iter_stats_has_no_gauges_and_max_utilization_pauses() {
         .contains("MaxUtilizationScheduler: request ID "));
     assert!(s.log_text().contains(" -> pause"));
 }
+
+/// SGLang's scheduler refreshes its gauges only at its log points (a prefill line, every
+/// 40th decode step, going idle): while one request runs, the running gauge still shows
+/// what the prefill line showed (none running yet) until the first decode line, then 1,
+/// and 0 again once it is idle.
+#[test]
+fn sglang_gauges_move_at_the_schedulers_log_points() {
+    let port = free_port();
+    let p = port.to_string();
+    let mut s = Sim::start(
+        "sgl-logpoints",
+        "sglang",
+        &[
+            "serve",
+            "--model-path",
+            "/root/models/Qwen3-8B",
+            "--port",
+            &p,
+            "--enable-metrics",
+            "--sim-speed",
+            "2",
+        ],
+        port,
+    );
+    s.wait_ready("/health");
+    let running = || total(&metrics(port, "/metrics"), "sglang:num_running_reqs");
+    let decode_lines = |s: &Sim| s.log_text().matches("Decode batch").count();
+    let before = decode_lines(&s);
+    let h = std::thread::spawn(move || {
+        post(
+            port,
+            "/v1/completions",
+            r#"{"model":"m","prompt":"a b c","max_tokens":300}"#,
+        )
+        .unwrap()
+        .0
+    });
+    assert!(wait_until(10, || s
+        .log_text()
+        .matches("Prefill batch")
+        .count()
+        >= 2));
+    // Running, but the last log point (its prefill line) showed none running. The scrape
+    // comes first: a decode line is logged before its gauges change, so none logged after
+    // the scrape means the scrape saw the prefill line's values.
+    let at_prefill = running();
+    assert_eq!(
+        decode_lines(&s),
+        before,
+        "the first decode line came too soon"
+    );
+    assert_eq!(at_prefill, 0.0);
+    assert!(wait_until(10, || decode_lines(&s) > before));
+    assert_eq!(running(), 1.0);
+    assert_eq!(h.join().unwrap(), 200);
+    assert_eq!(running(), 0.0);
+}
