@@ -543,6 +543,14 @@ pub fn analyze_with_series(
         }));
     }
 
+    // Readings that stop before the load's end judge only a part of it (series/coverage.rs).
+    if let (Some(s), Some(m)) = (series, p.manifest.as_ref()) {
+        if let Some(load) = crate::series::coverage::LoadWindow::of(m) {
+            let ends = crate::series::coverage::coverage(s, load);
+            checks::readings_end::qualify(&mut results, &ends, m.outcome_problem.as_deref());
+        }
+    }
+
     if outcome.is_broken() {
         let ready_line = logs.first().and_then(|l| l.facts.ready_lineno);
         qualify_broken(&mut results, &outcome, ready_line);

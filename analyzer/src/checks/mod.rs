@@ -3,6 +3,7 @@
 
 pub mod load_figures;
 pub mod measured;
+pub mod readings_end;
 pub mod run_outcome;
 pub mod scraped;
 pub mod server_down;
