@@ -10,9 +10,44 @@ use analyzer::docs::{LOAD_LOG, SERIES};
 
 use super::{close::quote, problem, ResultPlan, Run, Step, Stop};
 use crate::load;
-use crate::scrape::Scraper;
+use crate::procs::ProcFs;
 use crate::series::{Recorder, SeriesWriter};
 use crate::{clock, say};
+
+/// How long the server may stay stopped (SIGSTOP, a debugger) before the load is stopped:
+/// a paused server answers nothing, and a load measured through the pause measures it.
+const PAUSE_LIMIT: Duration = Duration::from_secs(3);
+
+/// What the load's wait watches in the launched server: that it still runs.
+#[derive(Default)]
+struct ServerWatch {
+    paused_since: Option<std::time::Instant>,
+}
+
+impl ServerWatch {
+    /// Why the load must stop because of the server, if it must: it ended, or it has
+    /// been stopped for longer than [`PAUSE_LIMIT`].
+    fn fault(&mut self, server: &mut super::serve::Server, fs: &ProcFs) -> Option<String> {
+        if let Some(how) = super::serve::ended_now(server) {
+            return Some(format!("the server {how} during the load"));
+        }
+        let state = fs.read(server.pid).map(|p| p.state);
+        if !matches!(state, Some('T' | 't')) {
+            self.paused_since = None;
+            return None;
+        }
+        let since = *self
+            .paused_since
+            .get_or_insert_with(std::time::Instant::now);
+        (since.elapsed() >= PAUSE_LIMIT).then(|| {
+            format!(
+                "the server was stopped (paused by a signal or a debugger) for {} s during the \
+                 load",
+                PAUSE_LIMIT.as_secs()
+            )
+        })
+    }
+}
 
 impl Run {
     /// Step 13: the series recorder, from just before the load.
@@ -27,11 +62,13 @@ impl Run {
             &self.manifest.url,
             self.opts.interval,
         )
-        .map_err(|e| Stop::Problem(Stage::Load, format!("cannot write {SERIES}: {e}")))?;
+        .map_err(|e| Stop::Problem(Stage::Load, self.fault.report(&e, SERIES)))?
+        .knowing(self.engine);
         let recorder = Recorder::start(
-            Scraper::new(&self.manifest.url),
+            self.scraper(),
             writer,
             Duration::from_secs_f64(self.opts.interval),
+            self.fault.clone(),
         );
         self.progress.follow(recorder.latest.clone());
         self.series = Some(recorder);
@@ -102,19 +139,23 @@ impl Run {
             let echo = self.progress.printer(self.opts.json);
             let progress = &self.progress;
             let log = self.opts.dir.join(LOAD_LOG);
-            let server = &mut self.server;
-            let mut said = false;
-            // A server that dies during the load stops the load: nothing it sends counts.
-            let ran = load::run(&plan.argv_run, &log, echo, &mut || {
+            let (server, fault, fs) = (&mut self.server, &self.fault, &self.fs);
+            let stopped = &mut self.load_stopped;
+            let mut watch = ServerWatch::default();
+            // A server that dies or stays paused during the load, or a write into the
+            // folder that fails, stops the load: nothing it sends after counts.
+            let ran = load::run(&plan.argv_run, &log, echo, fault, &mut || {
                 progress.tick();
-                let gone = server.as_mut().and_then(super::serve::ended_now);
-                if let (Some(how), false) = (&gone, said) {
-                    say(&format!(
-                        "== the server {how} during the load: stopping the load"
-                    ));
-                    said = true;
+                let why = match server.as_mut() {
+                    Some(s) => watch.fault(s, fs),
+                    None => None,
                 }
-                gone.is_some()
+                .or_else(|| fault.get().map(str::to_string));
+                if let (Some(why), None) = (&why, &stopped) {
+                    say(&format!("== {why}: stopping the load"));
+                    *stopped = Some(why.clone());
+                }
+                why.is_some()
             });
             let ended_wall = clock::wall();
             if let Some(r) = self.manifest.load.runs.last_mut().filter(|_| several) {
@@ -124,7 +165,9 @@ impl Run {
                     r.signal = ended.signal.clone();
                 }
             }
-            outcome = self.load_ended(ran, &log);
+            outcome = self
+                .load_ended(ran, &log)
+                .and_then(|()| self.stopped_problem());
             // Like `&&`: a command that failed or was stopped ends the sequence.
             if outcome.is_err() || self.load_failed {
                 break;
@@ -138,6 +181,16 @@ impl Run {
             b.load_end = len;
         }
         outcome
+    }
+
+    /// Why the load was stopped by the recorder, as the run's problem: a server that died
+    /// is said by the after step (its exit), the rest here.
+    fn stopped_problem(&mut self) -> Step<()> {
+        let died = self.server.as_mut().and_then(super::serve::ended_now);
+        match (&self.load_stopped, died) {
+            (Some(why), None) => problem(Stage::Load, why.clone()),
+            _ => Ok(()),
+        }
     }
 
     /// How one load command ended, into the manifest's overall exit.

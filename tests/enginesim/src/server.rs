@@ -44,8 +44,11 @@ pub struct Faults {
     pub fail_start: Option<String>,
     /// T7: the engine dies when request number N (after ready) arrives.
     pub crash_at: Option<u64>,
-    /// Metrics stop answering after N scrapes.
+    /// Metrics stop answering after N scrapes…
     pub metrics_stall_after: Option<u64>,
+    /// …and answer after this many seconds each instead of never
+    /// (`--sim-metrics-stall-for S`).
+    pub metrics_stall_for: Option<f64>,
     /// T6: the draft model picks its own attention backend.
     pub drafter_ignores_backend: bool,
     /// T4/T11: the memory left for KV differs from start to start.
@@ -124,6 +127,10 @@ impl Faults {
             fail_start,
             crash_at,
             metrics_stall_after: a.num("sim-metrics-stall-after")?,
+            metrics_stall_for: a
+                .get("sim-metrics-stall-for")
+                .map(|v| seconds("sim-metrics-stall-for", v))
+                .transpose()?,
             drafter_ignores_backend: a.has("sim-drafter-ignores-backend"),
             pool_jitter: a.has("sim-pool-jitter") || env("INFERLINT_SIM_POOL_JITTER").is_some(),
         })

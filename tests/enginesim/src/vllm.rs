@@ -311,6 +311,11 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
         );
         let stopping = Arc::new(AtomicBool::new(false));
         let st2 = stopping.clone();
+        // vLLM reads it as an integer: "1" keeps the API server alive after its engine died.
+        let keep_alive = std::env::var("VLLM_KEEP_ALIVE_ON_ENGINE_DEATH")
+            .ok()
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .is_some_and(|v| v != 0);
         let on_crash: http::CrashFn = Box::new(move |_n| {
             st2.store(true, Ordering::SeqCst);
             if fl.cpu {
@@ -326,6 +331,11 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             let src = fl.tag("async_llm.py:708", "async_llm.py:906");
             log::vllm("APIServer", pid, "ERROR", src, "AsyncLLM output_handler failed.");
             log::vllm("APIServer", pid, "ERROR", src, "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.");
+            if keep_alive {
+                // Kept alive: it goes on answering (every generation request with a 500)
+                // and logging, until it is stopped.
+                return;
+            }
             std::thread::spawn(move || {
                 std::thread::sleep(Duration::from_millis(300));
                 log::vllm_uvicorn(std::process::id(), "Shutting down");
@@ -369,6 +379,8 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             crash_at: faults.crash_at,
             on_crash: Some(on_crash),
             metrics_stall_after: faults.metrics_stall_after,
+            metrics_stall_for: faults.metrics_stall_for,
+            engine_dead: AtomicBool::new(false),
             scrapes: AtomicU64::new(0),
             requests_seen: AtomicU64::new(0),
             rejections: AtomicU64::new(0),
