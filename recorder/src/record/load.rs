@@ -8,46 +8,11 @@ use std::time::{Duration, SystemTime};
 use analyzer::docs::manifest::{LoadRun, Stage};
 use analyzer::docs::{LOAD_LOG, SERIES};
 
+use super::watch::ServerWatch;
 use super::{close::quote, problem, ResultPlan, Run, Step, Stop};
 use crate::load;
-use crate::procs::ProcFs;
 use crate::series::{Recorder, SeriesWriter};
 use crate::{clock, say};
-
-/// How long the server may stay stopped (SIGSTOP, a debugger) before the load is stopped:
-/// a paused server answers nothing, and a load measured through the pause measures it.
-const PAUSE_LIMIT: Duration = Duration::from_secs(3);
-
-/// What the load's wait watches in the launched server: that it still runs.
-#[derive(Default)]
-struct ServerWatch {
-    paused_since: Option<std::time::Instant>,
-}
-
-impl ServerWatch {
-    /// Why the load must stop because of the server, if it must: it ended, or it has
-    /// been stopped for longer than [`PAUSE_LIMIT`].
-    fn fault(&mut self, server: &mut super::serve::Server, fs: &ProcFs) -> Option<String> {
-        if let Some(how) = super::serve::ended_now(server) {
-            return Some(format!("the server {how} during the load"));
-        }
-        let state = fs.read(server.pid).map(|p| p.state);
-        if !matches!(state, Some('T' | 't')) {
-            self.paused_since = None;
-            return None;
-        }
-        let since = *self
-            .paused_since
-            .get_or_insert_with(std::time::Instant::now);
-        (since.elapsed() >= PAUSE_LIMIT).then(|| {
-            format!(
-                "the server was stopped (paused by a signal or a debugger) for {} s during the \
-                 load",
-                PAUSE_LIMIT.as_secs()
-            )
-        })
-    }
-}
 
 impl Run {
     /// Step 13: the series recorder, from just before the load.
@@ -141,16 +106,17 @@ impl Run {
             let log = self.opts.dir.join(LOAD_LOG);
             let (server, fault, fs) = (&mut self.server, &self.fault, &self.fs);
             let stopped = &mut self.load_stopped;
-            let mut watch = ServerWatch::default();
-            // A server that dies or stays paused during the load, or a write into the
-            // folder that fails, stops the load: nothing it sends after counts.
+            // A fleet's address is its router, whose health is not one server's.
+            let health = self.fleet.is_none().then_some(self.manifest.url.as_str());
+            let mut watch = ServerWatch::start(health);
+            // A server that dies, stays paused or fails its health check during the load,
+            // or a write into the folder that fails, stops the load: nothing it sends
+            // after counts.
             let ran = load::run(&plan.argv_run, &log, echo, fault, &mut || {
                 progress.tick();
-                let why = match server.as_mut() {
-                    Some(s) => watch.fault(s, fs),
-                    None => None,
-                }
-                .or_else(|| fault.get().map(str::to_string));
+                let why = watch
+                    .fault(server.as_mut(), fs)
+                    .or_else(|| fault.get().map(str::to_string));
                 if let (Some(why), None) = (&why, &stopped) {
                     say(&format!("== {why}: stopping the load"));
                     *stopped = Some(why.clone());

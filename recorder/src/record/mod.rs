@@ -20,6 +20,7 @@ pub mod serve;
 mod snapshot;
 mod stop;
 mod version;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
