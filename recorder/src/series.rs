@@ -466,12 +466,11 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    /// Records with `scraper` until the file holds `lines` lines (10 s at most).
-    fn record_lines(
+    /// Records with `scraper` until `enough` says so or the recording ends (10 s at most).
+    fn record_until_enough(
         scraper: &Scraper,
         writer: &mut SeriesWriter,
-        path: &Path,
-        lines: usize,
+        enough: impl Fn() -> bool,
     ) -> (Summary, WriteFault) {
         let stop = AtomicBool::new(false);
         let latest: Latest = Arc::new(Mutex::new(None));
@@ -481,11 +480,7 @@ mod tests {
             let recording =
                 s.spawn(|| record_until(scraper, writer, every, &stop, &latest, false, &fault));
             let end = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < end && !recording.is_finished() {
-                let have = std::fs::read_to_string(path).map_or(0, |t| t.lines().count());
-                if have >= lines {
-                    break;
-                }
+            while Instant::now() < end && !recording.is_finished() && !enough() {
                 std::thread::sleep(Duration::from_millis(10));
             }
             stop.store(true, Ordering::SeqCst);
@@ -510,7 +505,8 @@ mod tests {
         let mut w = SeriesWriter::create(&p, &scraper.base, 0.01)
             .unwrap()
             .knowing(Some(Engine::Sglang));
-        let (summary, fault) = record_lines(&scraper, &mut w, &p, 4);
+        let four_lines = || std::fs::read_to_string(&p).is_ok_and(|t| t.lines().count() >= 4);
+        let (summary, fault) = record_until_enough(&scraper, &mut w, four_lines);
         assert!(summary.failures >= 3, "{summary:?}");
         assert_eq!(
             (summary.rows, summary.write_error, fault.get()),
@@ -543,7 +539,7 @@ mod tests {
         let full = Path::new("/dev/full");
         let scraper = Scraper::new("http://127.0.0.1:9");
         let mut w = SeriesWriter::create(full, &scraper.base, 0.01).unwrap();
-        let (summary, fault) = record_lines(&scraper, &mut w, full, usize::MAX);
+        let (summary, fault) = record_until_enough(&scraper, &mut w, || false);
         let want = "no space left on device while writing full";
         assert_eq!(summary.write_error.as_deref(), Some(want));
         assert_eq!(fault.get(), Some(want));

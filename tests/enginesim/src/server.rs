@@ -59,6 +59,9 @@ pub struct Faults {
     /// T18: simulated seconds the first step of a batch larger than any before costs after
     /// ready. `--sim-warmup-cost S` or `INFERLINT_SIM_WARMUP_COST`.
     pub warmup_cost: Option<f64>,
+    /// A server slow to stop: seconds between the stop signal and the start of its
+    /// shutdown, as an engine busy releasing the card takes (`--sim-slow-stop S`, vLLM).
+    pub slow_stop: Option<f64>,
 }
 
 pub const FAIL_KINDS: &[&str] = &[
@@ -121,7 +124,12 @@ impl Faults {
             .or_else(|| env("INFERLINT_SIM_WARMUP_COST"))
             .map(|v| seconds("sim-warmup-cost", &v))
             .transpose()?;
+        let slow_stop = a
+            .get("sim-slow-stop")
+            .map(|v| seconds("sim-slow-stop", v))
+            .transpose()?;
         Ok(Faults {
+            slow_stop,
             gpu_throttle,
             warmup_cost,
             fail_start,

@@ -282,6 +282,7 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
 
     let rt = server::runtime()?;
     let child = Arc::new(Mutex::new(child));
+    let slow_stop = faults.slow_stop;
     let code = rt.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(listener)?;
         let ecfg = EngineCfg {
@@ -416,6 +417,9 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
         let sig = server::wait_stop().await;
         stopping.store(true, Ordering::SeqCst);
         let _ = sig;
+        if let Some(s) = slow_stop {
+            tokio::time::sleep(Duration::from_secs_f64(s)).await;
+        }
         if fl.v032 {
             api(pid, "launcher.py:254", "[shutdown] API server: shutdown triggered");
             api(pid, "utils.py:628", "[shutdown] Process manager: send sigterm to process EngineCore");
