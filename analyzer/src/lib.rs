@@ -6,8 +6,6 @@ pub mod analysis;
 pub mod bench;
 pub mod blocks;
 pub mod bootlog;
-pub mod catalog;
-pub mod checks;
 pub mod chunks;
 pub mod compare;
 pub mod counters;
@@ -15,6 +13,7 @@ pub mod docs;
 pub mod engine;
 pub mod fleet;
 pub mod folder;
+pub mod glossary;
 pub mod gpu_samples;
 pub mod input;
 pub mod inputs;
@@ -28,12 +27,12 @@ pub mod phases;
 pub mod plausible;
 pub mod prom;
 pub mod report;
+pub mod rules;
 pub mod series;
 pub mod sizes;
 pub mod snapshot;
 pub mod term;
 pub mod text;
-pub mod verdict;
 
 pub use analysis::{analyze, Analysis, AnalyzeError};
 pub use engine::Engine;
@@ -41,7 +40,7 @@ pub use inputs::{
     BenchInput, InputFile, NamedEngine, Options, ReplicaInput, RouterInput, RunInput, Skipped,
 };
 pub use report::Report;
-pub use verdict::{CheckResult, Status};
+pub use rules::{CheckResult, Status, Tripwire};
 
 /// Internal parsers reached by the fuzz targets (`analyzer/fuzz`) and their regression
 /// test: not an API.

@@ -1,4 +1,4 @@
-//! Rounding and number formatting by the one rule of formats.md §0: round the exact
+//! Rounding and number formatting by one rule (docs/run-folder.md#reading): round the exact
 //! decimal value of the double, ties to even, as Python's `round(x, k)` does.
 
 /// `x` rounded to `k` decimals (Python's `round(x, k)`).
@@ -92,9 +92,53 @@ pub fn plural(n: f64, noun: &str) -> String {
     }
 }
 
+/// A count spelled in words ("eighteen", "twenty-four") up to 99; digits beyond.
+pub fn spelled(n: usize) -> String {
+    const ONES: [&str; 20] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+    ];
+    const TENS: [&str; 10] = [
+        "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+    ];
+    match n {
+        0..=19 => ONES[n].to_string(),
+        20..=99 if n.is_multiple_of(10) => TENS[n / 10].to_string(),
+        20..=99 => format!("{}-{}", TENS[n / 10], ONES[n % 10]),
+        _ => n.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_in_words() {
+        assert_eq!(spelled(18), "eighteen");
+        assert_eq!(spelled(19), "nineteen");
+        assert_eq!(spelled(20), "twenty");
+        assert_eq!(spelled(24), "twenty-four");
+        assert_eq!(spelled(100), "100");
+    }
 
     #[test]
     fn ties_go_to_even_on_the_exact_value() {

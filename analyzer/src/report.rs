@@ -1,11 +1,10 @@
-//! The Report (`results.json`, `analyze --json`; formats.md §8.2): every verdict of the run
+//! The Report (`results.json`, `analyze --json`; docs/run-folder.md#results-json): every verdict of the run
 //! and what the report page shows.
 
 use serde::{Serialize, Serializer};
 
 use crate::bench::BenchResult;
 use crate::bootlog::{BootFacts, BootLog};
-use crate::catalog::GuideEntry;
 use crate::counters::Pair;
 use crate::engine::Engine;
 use crate::inputs::RunInput;
@@ -17,8 +16,9 @@ use crate::json::ordered_map;
 use crate::manifest::Manifest;
 use crate::num::thousands;
 use crate::phases::PhaseVerdict;
+use crate::rules::registry::{self, GuideEntry};
+use crate::rules::verdict::{CheckResult, Status};
 use crate::series::Series;
-use crate::verdict::{CheckResult, Status};
 
 // The Report's parts are made where they are computed; named from here too.
 pub use crate::fleet::ReplicaReport;
@@ -32,9 +32,22 @@ pub struct Banner {
     pub state: String,
     pub stage: Option<String>,
     pub problem: Option<String>,
-    /// What broke, a sentence each (`checks::run_outcome`); left out when nothing did.
+    /// What broke, a sentence each (`rules::outcome`); left out when nothing did.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub what_broke: Vec<String>,
+}
+
+impl Banner {
+    /// The banner of a recording that did not complete, from its manifest.
+    fn of(m: &Manifest) -> Option<Banner> {
+        let state = m.outcome_state.clone()?;
+        (state != "completed").then(|| Banner {
+            state,
+            stage: m.outcome_stage.clone(),
+            problem: m.outcome_problem.clone(),
+            what_broke: Vec::new(),
+        })
+    }
 }
 
 /// The report of one run.
@@ -75,7 +88,7 @@ pub struct Report {
     pub skipped: Vec<crate::inputs::Skipped>,
     /// Where the load started on the charts' time axis, found from every reading before
     /// the charts were reduced (for comparing runs; not written to `results.json`).
-    pub load_start: (Option<f64>, crate::compare::Alignment),
+    pub load_start: (Option<f64>, crate::insights::load_start::Alignment),
     /// A fleet's replicas, each with its own verdicts (empty for a single server).
     pub replicas: Vec<ReplicaReport>,
 }
@@ -100,24 +113,80 @@ pub struct ReportInputs<'a> {
     pub utc_offset_min: i32,
 }
 
+/// The report's title: the one given, the recorder's, else the engine and its version.
+fn title(inputs: &ReportInputs<'_>, engine: Engine) -> String {
+    let facts = inputs.logs.first().map(|l| &l.facts);
+    inputs
+        .title
+        .clone()
+        .or_else(|| inputs.manifest.and_then(|m| m.title.clone()))
+        .unwrap_or_else(|| match facts {
+            None => "Tripwire report".to_string(),
+            Some(f) => {
+                let name = f.engine.unwrap_or(engine).display();
+                match f.version() {
+                    Some(v) => format!("{name} {v} run"),
+                    None => format!("{name} run"),
+                }
+            }
+        })
+}
+
+/// The base names of the files read, in the order the report lists them.
+fn made_from(run_input: &RunInput) -> Vec<String> {
+    run_input
+        .boot_logs
+        .iter()
+        .chain(
+            [&run_input.before, &run_input.after, &run_input.series]
+                .into_iter()
+                .flatten(),
+        )
+        .chain(run_input.bench.iter().map(|b| &b.file))
+        .chain(
+            [
+                &run_input.manifest,
+                &run_input.gate,
+                &run_input.probe,
+                &run_input.teardown,
+                &run_input.gpu,
+                &run_input.aiperf_server,
+            ]
+            .into_iter()
+            .flatten(),
+        )
+        .map(|f| crate::text::base_name(&f.name).to_string())
+        .collect()
+}
+
+/// The meta line's parts: engine and version, model, pool, concurrency asked for.
+fn meta(inputs: &ReportInputs<'_>, engine: Engine) -> Vec<String> {
+    let mut meta = Vec::new();
+    if let Some(f) = inputs.logs.first().map(|l| &l.facts) {
+        meta.push(match f.version() {
+            Some(v) => format!("{} {v}", f.engine.unwrap_or(engine).display()),
+            None => f.engine.unwrap_or(engine).display().to_string(),
+        });
+        if let Some(m) = f.model() {
+            meta.push(crate::text::base_name(m).to_string());
+        }
+        if let Some(p) = f.kv_pool_tokens {
+            meta.push(format!("{}-token KV pool", thousands(p as f64)));
+        }
+    } else if let Some(e) = inputs.engine {
+        meta.push(e.display().to_string());
+    }
+    if let Some(r) = inputs.requested {
+        meta.push(format!("concurrency asked for: {r}"));
+    }
+    meta
+}
+
 impl Report {
     pub fn build(inputs: ReportInputs<'_>) -> Report {
         let facts = inputs.logs.first().map(|l| &l.facts);
         let engine = inputs.engine.unwrap_or(Engine::Vllm);
-        let title = inputs
-            .title
-            .clone()
-            .or_else(|| inputs.manifest.and_then(|m| m.title.clone()))
-            .unwrap_or_else(|| match facts {
-                None => "Tripwire report".to_string(),
-                Some(f) => {
-                    let name = f.engine.unwrap_or(engine).display();
-                    match f.version() {
-                        Some(v) => format!("{name} {v} run"),
-                        None => format!("{name} run"),
-                    }
-                }
-            });
+        let title = title(&inputs, engine);
         let summary = Summary::build(engine, inputs.pair, inputs.series);
         let rejected = inputs
             .logs
@@ -149,64 +218,16 @@ impl Report {
             times: &times,
             gpu: inputs.gpu,
         });
-        let load_start = crate::compare::find_load_start(
+        let load_start = crate::insights::load_start::find_load_start(
             &charts,
             inputs.engine,
             inputs.bench.and_then(|b| b.duration),
         );
         // The Report keeps what a screen shows, never every sample of a long recording.
         charts.reduce(engine);
-        let run_input = inputs.input;
-        let made_from: Vec<String> = run_input
-            .boot_logs
-            .iter()
-            .chain(
-                [&run_input.before, &run_input.after, &run_input.series]
-                    .into_iter()
-                    .flatten(),
-            )
-            .chain(run_input.bench.iter().map(|b| &b.file))
-            .chain(
-                [
-                    &run_input.manifest,
-                    &run_input.gate,
-                    &run_input.probe,
-                    &run_input.teardown,
-                    &run_input.gpu,
-                    &run_input.aiperf_server,
-                ]
-                .into_iter()
-                .flatten(),
-            )
-            .map(|f| crate::text::base_name(&f.name).to_string())
-            .collect();
-        let mut meta = Vec::new();
-        if let Some(f) = facts {
-            meta.push(match f.version() {
-                Some(v) => format!("{} {v}", f.engine.unwrap_or(engine).display()),
-                None => f.engine.unwrap_or(engine).display().to_string(),
-            });
-            if let Some(m) = f.model() {
-                meta.push(crate::text::base_name(m).to_string());
-            }
-            if let Some(p) = f.kv_pool_tokens {
-                meta.push(format!("{}-token KV pool", thousands(p as f64)));
-            }
-        } else if let Some(e) = inputs.engine {
-            meta.push(e.display().to_string());
-        }
-        if let Some(r) = inputs.requested {
-            meta.push(format!("concurrency asked for: {r}"));
-        }
-        let banner = inputs.manifest.and_then(|m| {
-            let state = m.outcome_state.clone()?;
-            (state != "completed").then(|| Banner {
-                state,
-                stage: m.outcome_stage.clone(),
-                problem: m.outcome_problem.clone(),
-                what_broke: Vec::new(),
-            })
-        });
+        let made_from = made_from(inputs.input);
+        let meta = meta(&inputs, engine);
+        let banner = inputs.manifest.and_then(Banner::of);
         let account = account::account(engine, &summary, inputs.requested, rejected);
         let tiles = account::tiles(&account::TileInputs {
             engine,
@@ -241,7 +262,7 @@ impl Report {
             test,
             setup,
             status_note,
-            glossary: crate::catalog::glossary(engine)
+            glossary: crate::glossary::glossary(engine)
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
@@ -291,7 +312,7 @@ impl Report {
     }
 }
 
-/// Written as formats.md §8.2 lays it out ([`ReportDocument`]).
+/// Written as docs/run-folder.md#results-json lays it out ([`ReportDocument`]).
 impl Serialize for Report {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         ReportDocument::of(self).serialize(s)
@@ -361,8 +382,7 @@ impl<'a> ReportDocument<'a> {
             charts: &report.charts,
             server: &report.server,
             glossary: &report.glossary,
-            guide: crate::catalog::all()
-                .iter()
+            guide: registry::single_server()
                 .map(|t| t.guide_entry(engine))
                 .collect(),
             made_from: &report.made_from,
@@ -438,7 +458,7 @@ fn glossary_entries<S: Serializer>(entries: &[(String, String)], s: S) -> Result
     )
 }
 
-/// "The setup" (report.md §4.4).
+/// "The setup": the server address, the files read and how many tripwires were checked.
 fn setup_facts(
     inputs: &ReportInputs<'_>,
     summary: &Summary,
@@ -482,7 +502,7 @@ fn setup_facts(
         out.push(Fact::new("Made from", made_from.join(", ")));
     }
     let (checked, missing) = account::unchecked(&inputs.checks, engine);
-    let mut v = format!("{checked} of {}", crate::verdict::SLUGS.len());
+    let mut v = format!("{checked} of {}", registry::single_server().count());
     if !missing.is_empty() {
         v.push_str(&format!(". Not here: {}", missing.join("; ")));
     }
@@ -491,7 +511,7 @@ fn setup_facts(
 }
 
 impl Report {
-    /// The line the passes and not-applicables are folded under (report.md §5): "n passed",
+    /// The line the passes and not-applicables are folded under: "n passed",
     /// or "All n checks passed" when no other result is shown, plus "; k does/do not apply
     /// to <engine>"; `None` when there is nothing to fold.
     /// A sweep whose worst phase is not a pass is never "All n checks passed".

@@ -1,5 +1,5 @@
 //! Metric snapshots: the JSON form (`*.snapshot.json`, the document `docs::SnapshotDoc`)
-//! and bare Prometheus text (formats.md §2).
+//! and bare Prometheus text (docs/run-folder.md#snapshots).
 
 use crate::docs::{self, SnapshotDoc};
 use crate::engine::Engine;
@@ -162,6 +162,14 @@ pub fn quantity_of(name: &str) -> Option<Quantity> {
         }
     }
     None
+}
+
+/// The engine a set of snapshots names, by the union of their metric names.
+pub fn snapshots_engine(snaps: &[&Snapshot]) -> Option<Engine> {
+    let mut names: Vec<&str> = snaps.iter().flat_map(|s| s.metrics.names()).collect();
+    names.sort_unstable();
+    names.dedup();
+    Engine::from_metric_names(names)
 }
 
 #[cfg(test)]

@@ -1,14 +1,16 @@
 //! Boot logs against the recorded fixtures: every `check-log` case of
 //! `expected-verdicts.json` (statuses and evidence), and the facts and classifier outcomes
-//! that bootlog.md §5.4 and §10 list.
+//! the recorded logs show.
 
 mod common;
 
+use analyzer::rules::Tripwire;
 use std::path::Path;
 
-use analyzer::bootlog::{check_logs, classify, read_facts, read_logs, BootFacts, BootLog};
+use analyzer::bootlog::{classify, read_facts, read_logs, BootFacts, BootLog};
 use analyzer::json::{parse, Json};
-use analyzer::verdict::{exit_status, CheckResult};
+use analyzer::rules::runner::check_logs;
+use analyzer::rules::verdict::{exit_status, CheckResult};
 
 fn logs(dir: &Path, rels: &[&str]) -> Vec<BootLog> {
     let inputs: Vec<(String, String)> = rels
@@ -100,7 +102,7 @@ fn every_check_log_case_matches_the_expected_verdicts() {
             if r.status.as_str() != status {
                 local.push(format!("status want {status} got {}", r.status.as_str()));
             }
-            let ev = Json::Obj(r.evidence.clone());
+            let ev = Json::Obj(r.evidence());
             for (k, w) in want.get("evidence").unwrap().as_object().unwrap() {
                 match ev.get(k) {
                     Some(g) => same(w, g, k, &mut local),
@@ -120,7 +122,7 @@ fn every_check_log_case_matches_the_expected_verdicts() {
         }
         // Every per-log result names its log; messages are one line.
         for r in &results {
-            if matches!(r.tripwire, 4 | 11) {
+            if matches!(r.tripwire.number(), 4 | 11) {
                 assert!(r.source.is_none(), "{key}: {}", r.message);
             } else {
                 assert!(r.source.is_some(), "{key}: {}", r.message);
@@ -167,8 +169,11 @@ fn single_log_results_are_sourced_without_prefix() {
         assert_eq!(x.source.as_deref(), Some("boot.log"));
         assert!(!x.message.starts_with("boot.log: "));
     }
-    assert_eq!(r[1].evidence("lineno"), Some(&Json::Int(207)));
-    assert_eq!(r[1].evidence("admission_rejections"), Some(&Json::Int(16)));
+    assert_eq!(r[1].evidence_value("lineno"), Some(Json::Int(207)));
+    assert_eq!(
+        r[1].evidence_value("admission_rejections"),
+        Some(Json::Int(16))
+    );
     assert_eq!(exit_status(&r, false, false), 0);
 }
 
@@ -554,7 +559,8 @@ fn a_changed_pool_line_is_unparsed_not_guessed() {
         (last.id(), last.status.as_str()),
         ("T12".to_string(), "unknown")
     );
-    let list = last.evidence("unparsed").unwrap().as_array().unwrap();
+    let list = last.evidence_value("unparsed").unwrap();
+    let list = list.as_array().unwrap();
     assert_eq!(list[0].get("lineno"), Some(&Json::Int(50)));
     assert_eq!(check_logs(&read, false).len(), with.len() - 1);
 }
@@ -655,18 +661,24 @@ fn comparing_starts() {
         "vllm-0.28/boot_fail_cccl_headers.log",
     ];
     let r = check_logs(&logs(&dir, &rels), false);
-    let t4: Vec<&CheckResult> = r.iter().filter(|r| r.tripwire == 4).collect();
+    let t4: Vec<&CheckResult> = r
+        .iter()
+        .filter(|r| r.tripwire == Tripwire::PoolSizeJump)
+        .collect();
     assert_eq!(t4.len(), 1);
     assert_eq!(t4[0].status.as_str(), "pass");
     assert_eq!(
-        t4[0].evidence("pools").unwrap().to_compact(),
+        t4[0].evidence_value("pools").unwrap().to_compact(),
         r#"{"boot_cudagraphs.log": 26093, "boot.log": 26093, "run_preempted_silently.log": 26093}"#
     );
     assert_eq!(
-        t4[0].evidence("not_compared").unwrap().to_compact(),
+        t4[0].evidence_value("not_compared").unwrap().to_compact(),
         r#"["boot_fail_cccl_headers.log"]"#
     );
-    let t11: Vec<&CheckResult> = r.iter().filter(|r| r.tripwire == 11).collect();
+    let t11: Vec<&CheckResult> = r
+        .iter()
+        .filter(|r| r.tripwire == Tripwire::KvMemoryDrift)
+        .collect();
     assert_eq!(t11[0].status.as_str(), "pass");
 
     let r = check_logs(
@@ -676,14 +688,20 @@ fn comparing_starts() {
         ),
         false,
     );
-    let t4 = r.iter().find(|r| r.tripwire == 4).unwrap();
+    let t4 = r
+        .iter()
+        .find(|r| r.tripwire == Tripwire::PoolSizeJump)
+        .unwrap();
     assert_eq!(t4.status.as_str(), "warn");
     assert!(t4.message.contains("11.63%"), "{}", t4.message);
     assert_eq!(
-        t4.evidence("levels").unwrap().to_compact(),
+        t4.evidence_value("levels").unwrap().to_compact(),
         "[26093, 29127]"
     );
-    let t11 = r.iter().find(|r| r.tripwire == 11).unwrap();
+    let t11 = r
+        .iter()
+        .find(|r| r.tripwire == Tripwire::KvMemoryDrift)
+        .unwrap();
     assert_eq!(t11.status.as_str(), "warn");
     assert!(!t11.message.contains("from scratch"), "{}", t11.message);
 
@@ -697,9 +715,15 @@ fn comparing_starts() {
         ),
         false,
     );
-    let t4 = r.iter().find(|r| r.tripwire == 4).unwrap();
+    let t4 = r
+        .iter()
+        .find(|r| r.tripwire == Tripwire::PoolSizeJump)
+        .unwrap();
     assert!(t4.message.contains("9.43%"), "{}", t4.message);
-    let t11 = r.iter().find(|r| r.tripwire == 11).unwrap();
+    let t11 = r
+        .iter()
+        .find(|r| r.tripwire == Tripwire::KvMemoryDrift)
+        .unwrap();
     assert!(
         t11.message
             .contains("1 of 2 starts compiled the model from scratch"),
@@ -717,7 +741,10 @@ fn comparing_starts() {
         ["trtllm-1.3/qwen3-8b/boot.log", "trtllm-1.3/pauses/boot.log"],
     ] {
         let r = check_logs(&logs(&dir, &pair), false);
-        assert!(r.iter().all(|r| !matches!(r.tripwire, 4 | 11)), "{pair:?}");
+        assert!(
+            r.iter().all(|r| !matches!(r.tripwire.number(), 4 | 11)),
+            "{pair:?}"
+        );
     }
     let r = check_logs(
         &logs(
@@ -730,9 +757,19 @@ fn comparing_starts() {
         ),
         false,
     );
-    let t4 = r.iter().find(|r| r.tripwire == 4).unwrap();
+    let t4 = r
+        .iter()
+        .find(|r| r.tripwire == Tripwire::PoolSizeJump)
+        .unwrap();
     assert_eq!(t4.status.as_str(), "pass");
-    assert_eq!(t4.evidence("pools").unwrap().as_object().unwrap().len(), 3);
+    assert_eq!(
+        t4.evidence_value("pools")
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .len(),
+        3
+    );
 }
 
 #[test]
@@ -757,12 +794,18 @@ fn trtllm_starts_with_different_pools_are_compared() {
         None,
     );
     let r = check_logs(&read, false);
-    let t4 = r.iter().find(|r| r.tripwire == 4).unwrap();
+    let t4 = r
+        .iter()
+        .find(|r| r.tripwire == Tripwire::PoolSizeJump)
+        .unwrap();
     assert_eq!(t4.status.as_str(), "warn");
     assert_eq!(
-        t4.evidence("levels").unwrap().to_compact(),
+        t4.evidence_value("levels").unwrap().to_compact(),
         "[20960, 37760]"
     );
-    let t11 = r.iter().find(|r| r.tripwire == 11).unwrap();
+    let t11 = r
+        .iter()
+        .find(|r| r.tripwire == Tripwire::KvMemoryDrift)
+        .unwrap();
     assert_eq!(t11.status.as_str(), "warn");
 }

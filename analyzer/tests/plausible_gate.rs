@@ -6,7 +6,7 @@ mod common;
 
 use analyzer::analysis::{analyze, Analysis, Options};
 use analyzer::folder;
-use analyzer::verdict::Status;
+use analyzer::rules::verdict::Status;
 
 /// A recorded run's files, by name.
 fn run_files(engine: &str) -> Vec<(String, Vec<u8>)> {
@@ -42,7 +42,7 @@ fn status(a: &Analysis, t: u8) -> Status {
     a.report
         .checks
         .iter()
-        .find(|r| r.tripwire == t)
+        .find(|r| r.tripwire.number() == t)
         .unwrap_or_else(|| panic!("no T{t} in {:?}", a.report.checks))
         .status
 }
@@ -51,7 +51,7 @@ fn message(a: &Analysis, t: u8) -> String {
     a.report
         .checks
         .iter()
-        .find(|r| r.tripwire == t)
+        .find(|r| r.tripwire.number() == t)
         .map(|r| r.message.clone())
         .unwrap_or_default()
 }

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use analyzer::checks::t02_orphaned_engine as t02;
 use analyzer::docs::manifest::EngineFrom;
+use analyzer::rules::t02_orphaned_engine as t02;
 use analyzer::Engine;
 use clap::{Args, Parser, Subcommand};
 
@@ -303,7 +303,8 @@ pub struct TeardownArgs {
     pub common: Common,
 }
 
-/// The engine named by `--engine`, else `INFERLINT_ENGINE` (formats.md §5.3).
+/// The engine named by `--engine`, else `INFERLINT_ENGINE` (a key or display name,
+/// case-insensitive).
 pub fn named_engine(arg: &EngineArg) -> Result<Option<(Engine, EngineFrom)>, String> {
     if let Some(e) = &arg.engine {
         return Engine::parse_name(e)

@@ -17,7 +17,7 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()>
     })
 }
 
-/// Writes a document into `dir` as `name` (recorder.md §9.2).
+/// Writes a document into `dir` as `name` (docs/run-folder.md#recorder-documents).
 pub fn write_doc<T: Document>(dir: &Path, name: &str, doc: &T) -> std::io::Result<()> {
     write_atomic(dir, name, &docs::to_bytes(doc))
 }
@@ -53,9 +53,9 @@ pub fn result_line(r: &analyzer::CheckResult) -> String {
     inferlint::render::result_line(r, false)
 }
 
-/// Exit status of verdict-reporting commands (formats.md §8.3).
+/// Exit status of verdict-reporting commands (docs/tripwires.md#exit-status).
 pub fn exit_status(results: &[analyzer::CheckResult], strict: bool) -> i32 {
-    analyzer::verdict::exit_status(results, strict, false)
+    analyzer::rules::verdict::exit_status(results, strict, false)
 }
 
 #[cfg(test)]

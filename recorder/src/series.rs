@@ -1,7 +1,7 @@
-//! The gauge series (recorder.md §5, formats.md §3): one row per successful reading and a
-//! line per failed one (when, why), the header first, every line flushed as written so a
-//! kill leaves a readable file, and the recorder thread `record` runs during the load. A
-//! write that fails ends the recording and is reported as the run's write fault.
+//! The gauge series (docs/run-folder.md#series): one row per successful reading and a line
+//! per failed one (when, why), the header first, every line flushed as written so a kill
+//! leaves a readable file, and the recorder thread `record` runs during the load. A write
+//! that fails ends the recording and is reported as the run's write fault.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use analyzer::checks::t17_prefix_cache as prefix_cache;
 use analyzer::docs::{self, FailedScrape, Row, SeriesHeader};
 use analyzer::num::round_dp;
 use analyzer::prom::Exposition;
+use analyzer::rules::t17_prefix_cache_hits as prefix_cache;
 use analyzer::Engine;
 
 use crate::clock::Stamp;
@@ -60,7 +60,7 @@ pub fn row_from(metrics: &Exposition, taken: Taken, engine: Engine) -> (Row, Opt
         Err(_) => (None, Some(ambiguity(metrics, names.kv_usage))),
     };
     // SGLang exports its retraction counter only after the first retraction; its gauge
-    // witnesses that the counter reads 0 until then (formats.md §5.6).
+    // witnesses that the counter reads 0 until then.
     let preemptions = names.evictions.and_then(|name| {
         metrics.total(name, &[]).or_else(|| {
             names

@@ -12,6 +12,7 @@
 //! Ports 18200–18299 only.
 
 mod common;
+use analyzer::rules::Tripwire;
 use common::*;
 
 use std::collections::BTreeMap;
@@ -571,7 +572,7 @@ fn a_tiny_pool_fails_t1_on_that_replica_only() {
         .filter(|r| {
             r.checks
                 .iter()
-                .any(|c| c.tripwire == 1 && c.status.as_str() == "fail")
+                .any(|c| c.tripwire == Tripwire::SilentPreemption && c.status.as_str() == "fail")
         })
         .map(|r| r.instance.clone().unwrap_or_default())
         .collect();

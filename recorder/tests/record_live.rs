@@ -1,7 +1,9 @@
 //! `record` end to end against the engine simulator, one engine each, plus the failures
-//! of recorder.md §10 items 2, 3, 5 and 6 that a live server shows best.
+//! a live server shows best (a crash on the probe, a failing start, an engine mismatch,
+//! missing metrics, a taken port, usage errors).
 
 mod common;
+use analyzer::rules::Tripwire;
 use common::*;
 
 use analyzer::json::Json;
@@ -116,7 +118,7 @@ fn completed(
         &std::fs::read(run.join("probe.json")).unwrap(),
     )
     .unwrap();
-    let rule = analyzer::checks::t07_probe::outcome(&probe);
+    let rule = analyzer::rules::t07_crash_after_ready::outcome(&probe);
     assert_eq!(probe.message.as_deref(), Some(rule.message.as_str()));
     assert!(rule.passed);
     if analyzer_beside() {
@@ -338,7 +340,12 @@ fn a_failing_start_is_t12_with_its_cause() {
     }
     let (v, a) = verdicts(&run);
     assert_eq!(status(&v, "T12"), "fail", "{v:?}");
-    let t12 = a.report.checks.iter().find(|c| c.tripwire == 12).unwrap();
+    let t12 = a
+        .report
+        .checks
+        .iter()
+        .find(|c| c.tripwire == Tripwire::UnexplainedFailure)
+        .unwrap();
     assert!(
         t12.message.to_lowercase().contains("memory"),
         "{}",

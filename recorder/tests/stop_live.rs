@@ -1,7 +1,7 @@
 //! Signals and teardown on live simulated servers: SIGINT and SIGTERM to `record` during
-//! the load (recorder.md §3.6), and the orphaned `VLLM::EngineCore` that a SIGKILL of the
+//! the load, and the orphaned `VLLM::EngineCore` that a SIGKILL of the
 //! API server leaves holding the card, found and stopped by `teardown` while a bystander
-//! whose command line says "vllm serve" survives (§8, T2/T3).
+//! whose command line says "vllm serve" survives (T2, T3: docs/tripwires.md#t3).
 
 mod common;
 use common::*;
@@ -250,6 +250,6 @@ fn sigkill_orphans_the_engine_core_gpu_inspect_refuses_and_teardown_stops_only_i
 fn verdicts_of_gate(w: &World) -> (String, ()) {
     let bytes = std::fs::read(w.dir.join("gate.json")).unwrap();
     let doc: analyzer::docs::Gate = analyzer::docs::read("gate.json", &bytes).unwrap();
-    let r = analyzer::checks::t02_orphaned_engine::from_gate(&doc);
+    let r = analyzer::rules::t02_orphaned_engine::from_gate(&doc);
     (r.status.as_str().to_string(), ())
 }

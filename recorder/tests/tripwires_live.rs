@@ -84,7 +84,7 @@ impl Recorded {
         self.report
             .checks
             .iter()
-            .find(|c| c.tripwire == tripwire)
+            .find(|c| c.tripwire.number() == tripwire)
             .unwrap_or_else(|| panic!("no T{tripwire}"))
     }
 
@@ -121,7 +121,11 @@ impl Recorded {
                     let pack = analyzer::pack::decode(run).unwrap();
                     let (input, opts) = analyzer::pack::from_pack(&pack);
                     let shown = analyzer::analyze(&input, &opts).unwrap();
-                    let on_page = shown.report.checks.iter().find(|c| c.tripwire == tripwire);
+                    let on_page = shown
+                        .report
+                        .checks
+                        .iter()
+                        .find(|c| c.tripwire.number() == tripwire);
                     assert_eq!(
                         on_page.map(|c| c.status),
                         Some(r.status),
@@ -145,7 +149,8 @@ impl Recorded {
 
     fn evidence(&self, tripwire: u8, key: &str) -> f64 {
         self.result(tripwire)
-            .evidence(key)
+            .evidence_value(key)
+            .as_ref()
             .and_then(Json::as_f64)
             .unwrap_or_else(|| panic!("T{tripwire} has no {key}"))
     }

@@ -29,10 +29,12 @@ use anyhow::{bail, Context, Result};
 
 mod browser;
 mod checks;
+mod cites;
 mod demo;
 mod first_paint;
 mod fleet;
 mod fuzz;
+mod layers;
 mod loadtools;
 mod real;
 mod tidy;

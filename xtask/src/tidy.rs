@@ -80,6 +80,18 @@ pub(crate) fn tidy() -> Result<()> {
     for f in &findings {
         eprintln!("{}:{}: {}: {}", f.file, f.line, f.rule, f.detail);
     }
+    crate::cites::check(&top)?;
+    let layering = crate::layers::check(&top)?;
+    for p in &layering {
+        eprintln!("{p}");
+    }
+    if !layering.is_empty() {
+        bail!(
+            "tidy: {} problem(s) with the analyzer's layers, circles or long functions (see \
+             ARCHITECTURE.md, \"Architecture invariants\")",
+            layering.len()
+        );
+    }
     if !findings.is_empty() {
         bail!(
             "tidy: {} broken invariant(s) (see ARCHITECTURE.md, \"Architecture invariants\")",
@@ -236,7 +248,7 @@ fn check_file(rel: &str, text: &str) -> Vec<Finding> {
 }
 
 /// A string passed straight to `.set(` or `.with(`: a check's evidence key, whose names
-/// checks.md fixes (some equal a document's key, as T2's `left_after_the_server_stopped`).
+/// the checks fix (some equal a document's key, as T2's `left_after_the_server_stopped`).
 fn is_evidence_key(tokens: &[Token], i: usize) -> bool {
     tokens[..i]
         .iter()
@@ -303,7 +315,7 @@ fn inner_space_run(s: &str) -> Option<String> {
 }
 
 /// Line ranges of `#[cfg(test)]` items (the module or function that follows).
-fn cfg_test_ranges(tokens: &[Token]) -> Vec<std::ops::RangeInclusive<usize>> {
+pub(crate) fn cfg_test_ranges(tokens: &[Token]) -> Vec<std::ops::RangeInclusive<usize>> {
     let mut out = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
         let Kind::Code(code) = &t.kind else { continue };
@@ -351,7 +363,7 @@ fn cfg_test_ranges(tokens: &[Token]) -> Vec<std::ops::RangeInclusive<usize>> {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-enum Kind {
+pub(crate) enum Kind {
     /// Source text outside comments and literals, on one line.
     Code(String),
     /// The value of a string literal (escapes and line continuations applied).
@@ -360,14 +372,14 @@ enum Kind {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-struct Token {
+pub(crate) struct Token {
     /// 1-based line where the token starts.
-    line: usize,
-    kind: Kind,
+    pub(crate) line: usize,
+    pub(crate) kind: Kind,
 }
 
 /// Splits Rust source into code, string literals and comments.
-fn lex(src: &str) -> Vec<Token> {
+pub(crate) fn lex(src: &str) -> Vec<Token> {
     let b = src.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;

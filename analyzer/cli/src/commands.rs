@@ -15,18 +15,19 @@ use analyzer::analysis::{
     self, mismatch, snapshots_engine, AnalyzeError, BenchInput, NamedEngine, Options, RunInput,
 };
 use analyzer::bootlog::{self, BootFacts};
-use analyzer::catalog;
-use analyzer::checks;
 use analyzer::counters::Pair;
 use analyzer::engine::{engine_from_log, Engine};
 use analyzer::input::InputError;
 use analyzer::json::{self, Json};
+use analyzer::rules;
+use analyzer::rules::registry::{self, Explanation};
+use analyzer::rules::verdict::{exit_status, CheckResult};
+use analyzer::rules::Tripwire;
 use analyzer::series::Series;
 use analyzer::sizes::Role;
 use analyzer::snapshot::Snapshot;
 use analyzer::term::escape;
 use analyzer::text::decode_lossy;
-use analyzer::verdict::{exit_status, CheckResult};
 
 /// One line on stderr, `inferlint: ` first, control characters made visible.
 pub(crate) fn note(line: &str) {
@@ -150,7 +151,7 @@ pub fn preemption(args: PreemptionArgs) -> Result<i32, Exit> {
     };
     let facts = optional_facts(args.boot_log.as_ref(), named)?;
     let pair = Pair::new(&before, &after);
-    let r = checks::t01_preemption::check(engine, &pair, series.as_ref(), facts.as_ref());
+    let r = rules::t01_silent_preemption::check(engine, &pair, series.as_ref(), facts.as_ref());
     let results = vec![r];
     print_results(&results, &args.common, &[]);
     Ok(exit_status(&results, args.common.strict, unusable))
@@ -166,8 +167,8 @@ pub fn rate(args: RateArgs) -> Result<i32, Exit> {
         .clone()
         .unwrap_or_else(|| engine.metrics().generation_tokens.to_string());
     let pair = Pair::new(&before, &after);
-    let r = checks::t10_rate::check(&pair, &counter);
-    let extra: Vec<String> = checks::t10_rate::integer_second_comparison(&r)
+    let r = rules::t10_integer_second_timer::check(&pair, &counter);
+    let extra: Vec<String> = rules::t10_integer_second_timer::integer_second_comparison(&r)
         .map(|c| format!("      {c}"))
         .into_iter()
         .collect();
@@ -185,26 +186,30 @@ pub fn series(args: SeriesArgs) -> Result<i32, Exit> {
     let mut usable_blocks = None;
     let engine = s.engine();
     if engine.metrics().cache_info.is_none() {
-        results.push(checks::t14_null_block::not_applicable(engine));
+        results.push(rules::t14_null_block::not_applicable(engine));
     } else if let Some(p) = &args.snapshot {
         match snapshot_arg(p) {
             Ok(snap) => {
-                let (r, n) = checks::t14_null_block::check(&s, &snap);
-                usable_blocks = n;
-                results.push(r);
+                let steps = analyzer::blocks::GaugeSteps::read(&s, &snap);
+                usable_blocks = steps.usable_blocks();
+                results.push(rules::t14_null_block::judge(&steps));
             }
             Err(e) => {
                 note(&e.to_string());
-                results.push(analysis::unknown_for(14, &e));
+                results.push(rules::absent::unusable(Tripwire::NullBlock, &e));
             }
         }
     }
-    results.push(checks::t09_ceiling::check(&s, usable_blocks));
+    results.push(rules::t09_falling_ceiling::check(&s, usable_blocks));
     if let Some(req) = args.requested {
         if req <= 0 {
             return Err(Exit::usage("--requested must be a positive number"));
         }
-        results.push(checks::t08_concurrency::check(&s, req, facts.as_ref()));
+        results.push(rules::t08_concurrency_not_reached::check(
+            &s,
+            req,
+            facts.as_ref(),
+        ));
     }
     print_results(&results, &args.common, &[]);
     Ok(exit_status(&results, args.common.strict, false))
@@ -231,10 +236,9 @@ pub fn check_log(args: CheckLogArgs) -> Result<i32, Exit> {
     if let Some(n) = logs.first().and_then(|l| l.facts.untested_version_note()) {
         note(&n);
     }
-    let mut results = bootlog::check_logs(&logs, true);
+    let mut results = rules::runner::check_logs(&logs, true);
     for e in &unreadable {
-        for t in [12, 5, 6] {
-            let mut r = analysis::unknown_for(t, e);
+        for mut r in rules::runner::unreadable_log(e) {
             r.source = Some(e.file.clone());
             results.push(r);
         }
@@ -296,20 +300,22 @@ pub fn explain(args: ExplainArgs) -> Result<i32, Exit> {
     let engines: Vec<Engine> = named.map_or(Engine::ALL.to_vec(), |e| vec![e]);
     let Some(q) = &args.tripwire else {
         if args.common.json {
-            let all: Vec<catalog::Explanation> = catalog::all()
-                .iter()
+            let all: Vec<Explanation> = registry::single_server()
                 .map(|t| t.explanation(&engines))
                 .collect();
             println!("{}", json::to_pretty(&all, 1));
         } else {
-            println!("The eighteen tripwires (inferlint explain T<n> for one):");
-            for t in catalog::all() {
+            println!(
+                "The {} tripwires (inferlint explain T<n> for one):",
+                analyzer::num::spelled(registry::single_server().count())
+            );
+            for t in registry::single_server() {
                 println!("  {:>3}  {:<24} {}", t.id(), t.slug, t.title);
             }
         }
         return Ok(0);
     };
-    let Some(t) = catalog::find(q) else {
+    let Some(t) = Tripwire::find(q).map(Tripwire::entry) else {
         return Err(Exit::usage(format!(
             "{q}: no such tripwire (T1 to T15, or a name such as falling-ceiling)"
         )));

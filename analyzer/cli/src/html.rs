@@ -1,4 +1,5 @@
-//! The report page `analyze` writes (report.md §9): one self-contained offline file.
+//! The report page `analyze` writes (docs/run-folder.md#report-html): one self-contained
+//! offline file.
 //!
 //! When the browser viewer has been built (`cargo xtask viewer`; see `build.rs`), the page
 //! is the viewer itself (its wasm inside) with the run's input files embedded, compressed
@@ -7,11 +8,10 @@
 //! string from the inputs is escaped either way; the page fetches nothing.
 
 use analyzer::analysis::{Options, RunInput};
-use analyzer::catalog;
 use analyzer::pack::{self, Carriage};
 use analyzer::page::{self, escape_html};
 use analyzer::report::Report;
-use analyzer::verdict::Status;
+use analyzer::rules::verdict::Status;
 
 /// The built viewer page, when there is one.
 #[cfg(inferlint_viewer)]
@@ -81,7 +81,7 @@ fn static_page(r: &Report) -> String {
     checks.sort_by_key(|c| (c.status, c.tripwire));
     let mut items = String::new();
     for c in &checks {
-        let why = match (c.status, catalog::get(c.tripwire)) {
+        let why = match (c.status, Some(c.tripwire.entry())) {
             (Status::Fail | Status::Warn | Status::Unknown, Some(t)) => {
                 format!("<br><small>{}</small>", escape_html(t.why))
             }

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 
 use analyzer::report::Limit;
-use analyzer::verdict::{CheckResult, Status};
+use analyzer::rules::verdict::{CheckResult, Status};
 
 /// Whether stdout gets colour.
 pub fn colour() -> bool {
@@ -100,17 +100,22 @@ pub fn count_line(results: &[CheckResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use analyzer::rules::Tripwire;
 
     #[test]
     fn lines() {
-        let r = CheckResult::new(1, Status::Fail, "22 preemptions");
+        let r = CheckResult::new(Tripwire::SilentPreemption, Status::Fail, "22 preemptions");
         assert_eq!(
             result_line(&r, false),
             "[ T1] TRIPWIRE-FAILED  22 preemptions"
         );
-        let r14 = CheckResult::new(14, Status::NotApplicable, "x");
+        let r14 = CheckResult::new(Tripwire::NullBlock, Status::NotApplicable, "x");
         assert_eq!(
-            count_line(&[r, r14, CheckResult::new(9, Status::Pass, "")]),
+            count_line(&[
+                r,
+                r14,
+                CheckResult::new(Tripwire::FallingCeiling, Status::Pass, "")
+            ]),
             "2 checks (1 pass, 1 tripwire-failed); 1 does not apply"
         );
     }

@@ -3,7 +3,7 @@
 //! that is not a pass, so the reason is on screen. Nothing for a single benchmark.
 
 use analyzer::phases::PhaseVerdict;
-use analyzer::verdict::Status;
+use analyzer::rules::verdict::Status;
 
 use crate::render::paint;
 
@@ -71,12 +71,17 @@ pub fn table(phases: &[PhaseVerdict], colour: bool) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use analyzer::verdict::CheckResult;
+    use analyzer::rules::verdict::CheckResult;
+    use analyzer::rules::Tripwire;
 
     fn phase(index: usize, asked: i64, ran: f64, t8: Status) -> PhaseVerdict {
         let checks = vec![
-            CheckResult::new(1, Status::Pass, "no preemptions"),
-            CheckResult::new(8, t8, format!("{asked} requested")),
+            CheckResult::new(Tripwire::SilentPreemption, Status::Pass, "no preemptions"),
+            CheckResult::new(
+                Tripwire::ConcurrencyNotReached,
+                t8,
+                format!("{asked} requested"),
+            ),
         ];
         PhaseVerdict {
             index,

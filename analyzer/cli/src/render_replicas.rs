@@ -3,10 +3,8 @@
 //! router's count beside it when the router was read). Nothing for a single server.
 
 use analyzer::report::ReplicaReport;
-use analyzer::verdict::Status;
-
-/// The tripwires each replica is judged on, in the table's column order.
-const COLUMNS: [u8; 5] = [1, 8, 9, 10, 14];
+use analyzer::rules::registry::{self, Scope};
+use analyzer::rules::verdict::Status;
 
 /// A figure, or "?" when it is not known.
 fn figure(v: Option<f64>) -> String {
@@ -19,7 +17,7 @@ pub fn table(replicas: &[ReplicaReport], paint: &dyn Fn(&str, Status) -> String)
         return Vec::new();
     }
     let mut header: Vec<String> = vec!["replica".into(), "instance".into()];
-    header.extend(COLUMNS.iter().map(|t| format!("T{t}")));
+    header.extend(registry::judged_in(Scope::Replica).map(|t| t.id()));
     header.extend(["peak running", "preemptions", "served"].map(String::from));
     let with_router = replicas.iter().any(|r| r.router_served.is_some());
     if with_router {
@@ -36,7 +34,7 @@ pub fn table(replicas: &[ReplicaReport], paint: &dyn Fn(&str, Status) -> String)
                     None,
                 ),
             ];
-            for t in COLUMNS {
+            for t in registry::judged_in(Scope::Replica) {
                 let status = r.checks.iter().find(|c| c.tripwire == t).map(|c| c.status);
                 row.push(match status {
                     Some(s) => (s.icon().to_string(), Some(s)),
@@ -88,6 +86,7 @@ pub fn table(replicas: &[ReplicaReport], paint: &dyn Fn(&str, Status) -> String)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use analyzer::rules::Tripwire;
     use analyzer::CheckResult;
 
     #[test]
@@ -99,8 +98,8 @@ mod tests {
             scrape_interval_s: Some(1.0),
             engine: Some("vllm"),
             checks: vec![
-                CheckResult::new(1, Status::Fail, ""),
-                CheckResult::new(8, Status::Unknown, ""),
+                CheckResult::new(Tripwire::SilentPreemption, Status::Fail, ""),
+                CheckResult::new(Tripwire::ConcurrencyNotReached, Status::Unknown, ""),
             ],
             peak_running: Some(10.0),
             preemptions: Some(6.0),

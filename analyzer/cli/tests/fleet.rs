@@ -230,7 +230,7 @@ fn analyze(dir: &Path) -> analyzer::Analysis {
 fn check(checks: &[CheckResult], t: u8) -> &CheckResult {
     checks
         .iter()
-        .find(|c| c.tripwire == t)
+        .find(|c| c.tripwire.number() == t)
         .unwrap_or_else(|| panic!("no T{t} in {checks:#?}"))
 }
 
@@ -568,6 +568,6 @@ fn the_recorded_tiny_pool_fails_t1_on_that_replica_only_and_shows_the_imbalance(
         "{}",
         t19.message
     );
-    assert!(t19.evidence("few_peak_kv_usage").is_some());
+    assert!(t19.evidence_value("few_peak_kv_usage").is_some());
     assert_eq!(a.exit_status(false), 1);
 }

@@ -9,12 +9,12 @@ use std::path::Path;
 
 use analyzer::analysis::{analyze, Options};
 use analyzer::bootlog;
-use analyzer::checks;
 use analyzer::counters::Pair;
 use analyzer::json::{self, Json};
+use analyzer::rules;
+use analyzer::rules::verdict::{exit_status, CheckResult};
 use analyzer::series::Series;
 use analyzer::snapshot::Snapshot;
-use analyzer::verdict::{exit_status, CheckResult};
 
 fn read_bytes(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
@@ -39,7 +39,8 @@ fn run_case(root: &Path, key: &str) -> Option<(Vec<CheckResult>, i32)> {
             };
             let a = analyze(&input, &opts).expect("analyze");
             // Every result counts: on the reference's folders T16 and T18 are not checked
-            // (no recorder's captures), so the status is what formats.md §8.3 says.
+            // (no recorder's captures), so the status is what the exit rule gives
+            // (docs/tripwires.md#exit-status).
             let code = exit_status(&a.report.checks, false, !a.errors.is_empty());
             Some((a.report.checks, code))
         }
@@ -53,7 +54,7 @@ fn run_case(root: &Path, key: &str) -> Option<(Vec<CheckResult>, i32)> {
                 })
                 .collect();
             let read = bootlog::read_logs(&logs, None);
-            let results = bootlog::check_logs(&read, true);
+            let results = rules::runner::check_logs(&read, true);
             let code = exit_status(&results, false, false);
             Some((results, code))
         }
@@ -65,7 +66,9 @@ fn run_case(root: &Path, key: &str) -> Option<(Vec<CheckResult>, i32)> {
             let engine = analyzer::analysis::snapshots_engine(&[&before, &after])
                 .unwrap_or(analyzer::Engine::Vllm);
             let pair = Pair::new(&before, &after);
-            let results = vec![checks::t01_preemption::check(engine, &pair, None, None)];
+            let results = vec![rules::t01_silent_preemption::check(
+                engine, &pair, None, None,
+            )];
             let code = exit_status(&results, false, false);
             Some((results, code))
         }
@@ -78,11 +81,11 @@ fn run_case(root: &Path, key: &str) -> Option<(Vec<CheckResult>, i32)> {
                 .map_or(32, |i| parts[i + 1].parse().unwrap());
             let series = Series::read("s", &read_bytes(&s)).unwrap();
             let snap = Snapshot::read("p", &read_bytes(&p)).unwrap();
-            let (t14, n) = checks::t14_null_block::check(&series, &snap);
+            let steps = analyzer::blocks::GaugeSteps::read(&series, &snap);
             let results = vec![
-                t14,
-                checks::t09_ceiling::check(&series, n),
-                checks::t08_concurrency::check(&series, requested, None),
+                rules::t14_null_block::judge(&steps),
+                rules::t09_falling_ceiling::check(&series, steps.usable_blocks()),
+                rules::t08_concurrency_not_reached::check(&series, requested, None),
             ];
             let code = exit_status(&results, false, false);
             Some((results, code))
@@ -151,11 +154,11 @@ fn every_recorded_case_agrees() {
                 if k == "result_file" {
                     continue; // a path as given; not compared literally
                 }
-                match got.evidence(k) {
-                    Some(g) if same(v, g) => {}
+                match got.evidence_value(k) {
+                    Some(g) if same(v, &g) => {}
                     other => problems.push(format!(
                         "{key} {id}: evidence {k} = {}, expected {}",
-                        other.map_or("missing".into(), Json::to_compact),
+                        other.as_ref().map_or("missing".into(), Json::to_compact),
                         v.to_compact()
                     )),
                 }
@@ -191,7 +194,12 @@ fn new_tripwires_on_the_reference_folders() {
             continue;
         }
         let (results, _) = run_case(&root, key).unwrap();
-        let status = |t: u8| results.iter().find(|c| c.tripwire == t).map(|c| c.status);
+        let status = |t: u8| {
+            results
+                .iter()
+                .find(|c| c.tripwire.number() == t)
+                .map(|c| c.status)
+        };
         assert_eq!(status(16), None, "{key}");
         assert_eq!(status(18), None, "{key}");
         if let Some(s) = status(17) {

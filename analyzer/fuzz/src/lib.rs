@@ -16,9 +16,9 @@ use analyzer::json;
 use analyzer::pack;
 use analyzer::plausible::{self, Implausible, Quantity};
 use analyzer::prom::Exposition;
+use analyzer::rules::verdict::Status;
 use analyzer::series::{column, coverage, Series};
 use analyzer::snapshot::{self, Snapshot};
-use analyzer::verdict::Status;
 
 /// Separates the files of a whole run in one fuzz input: `name\n bytes` per file
 /// (`cargo xtask fuzz` writes its seeds the same way).
@@ -272,7 +272,7 @@ fn bootlog(data: &[u8], engine: Engine) {
     let written = json::to_compact(&facts);
     assert!(json::parse(&written).is_ok(), "{written}");
     let logs = analyzer::bootlog::read_logs(&[("a".into(), t.clone().into_owned())], None);
-    let _ = analyzer::bootlog::check_logs(&logs, true);
+    let _ = analyzer::rules::runner::check_logs(&logs, true);
 }
 
 pub fn bootlog_vllm(data: &[u8]) {
@@ -359,7 +359,7 @@ pub fn run(data: &[u8]) {
     let snap_engine = analysis::snapshots_engine(&refs).unwrap_or(Engine::Vllm);
     for i in &a.implausible {
         for t in readers(i, snap_engine) {
-            for r in a.report.checks.iter().filter(|r| r.tripwire == *t) {
+            for r in a.report.checks.iter().filter(|r| r.tripwire.number() == *t) {
                 assert_ne!(
                     r.status,
                     Status::Pass,

@@ -2,14 +2,14 @@
 //! OLD fails on NEW (or, under `--strict`, warns where OLD neither failed nor warned), or
 //! a figure (output tokens/s, most running at once) fell by more than the tolerance.
 
+use crate::rules::Tripwire;
 use serde::Serialize;
 
 use super::reading::percent;
 use super::{Run, RATE_TOLERANCE};
-use crate::json::Json;
 use crate::num::thousands;
 use crate::report::Report;
-use crate::verdict::{CheckResult, Status};
+use crate::rules::verdict::{CheckResult, Status};
 
 /// How much worse a figure may get, and whether warnings count.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -168,9 +168,9 @@ fn throughput(old: &Report, new: &Report) -> Option<(&'static str, f64, f64)> {
     let server = |r: &Report| {
         r.checks
             .iter()
-            .find(|c| c.tripwire == 10)
-            .and_then(|c| c.evidence("rate_per_s"))
-            .and_then(Json::as_f64)
+            .find(|c| c.tripwire == Tripwire::IntegerSecondTimer)
+            .and_then(crate::rules::t10_integer_second_timer::rate)
+            .and_then(|e| e.rate_per_s)
             .filter(|v| v.is_finite())
     };
     match (client(old), client(new)) {

@@ -16,9 +16,10 @@ use serde::Serialize;
 
 use crate::engine::Engine;
 use crate::report::Report;
-use crate::verdict::Status;
+use crate::rules::verdict::Status;
 
-pub use align::{find_load_start, load_start, Alignment};
+pub use crate::insights::load_start::{find_load_start, Alignment};
+pub use align::load_start;
 pub use baseline::{Baseline, Regression, Tolerance};
 pub use overlay::{overlays, Overlay, OverlaySeries};
 pub use rows::Kind;

@@ -6,7 +6,7 @@
 use super::rows::{Kind, Spec};
 use super::{Run, RATE_TOLERANCE};
 use crate::num::{fixed, plural, thousands};
-use crate::verdict::Status;
+use crate::rules::verdict::Status;
 
 /// The runs do not all show the same (a run that cannot tell counts as different).
 pub(super) fn differs(spec: &Spec) -> bool {

@@ -3,9 +3,9 @@
 //! replica is known. They take the single server's chart places in the Report, which a
 //! fleet folder's top level never fills, so the page draws them as it draws those.
 
-use super::align::on_grid;
 use super::replica::ReplicaRun;
 use crate::insights::charts::{ChartLine, TimeChart};
+use crate::series::align::on_grid;
 use crate::series::{Row, Series};
 
 /// One replica's gauge at each grid instant from `first` to `last`, held between its
@@ -37,6 +37,39 @@ fn line(key: String, label: String, kind: &str, values: Vec<Option<f64>>) -> Cha
         kind: kind.into(),
         values,
     }
+}
+
+/// A line of running requests per replica, and their sum where there are several.
+fn running_lines(
+    with: &[(&str, &Series)],
+    running: &[Vec<(i64, f64)>],
+    last: i64,
+    len: usize,
+) -> Vec<ChartLine> {
+    let mut run_lines: Vec<ChartLine> = with
+        .iter()
+        .zip(running)
+        .map(|((id, _), g)| {
+            line(
+                format!("running:{id}"),
+                format!("{id} running"),
+                "line",
+                held(g, 0, last),
+            )
+        })
+        .collect();
+    if with.len() > 1 {
+        let sum: Vec<Option<f64>> = (0..len)
+            .map(|i| run_lines.iter().map(|l| l.values[i]).sum())
+            .collect();
+        run_lines.push(line(
+            "running:all".into(),
+            "all replicas".into(),
+            "line",
+            sum,
+        ));
+    }
+    run_lines
 }
 
 /// Requests running and KV cache in use per replica; none without two recordings' worth
@@ -74,29 +107,7 @@ pub fn per_replica(
         .filter_map(|g| g.last().map(|p| p.0))
         .max()?;
     let t: Vec<f64> = (0..=last).map(|k| k as f64 * step).collect();
-    let mut run_lines: Vec<ChartLine> = with
-        .iter()
-        .zip(&running)
-        .map(|((id, _), g)| {
-            line(
-                format!("running:{id}"),
-                format!("{id} running"),
-                "line",
-                held(g, 0, last),
-            )
-        })
-        .collect();
-    if with.len() > 1 {
-        let sum: Vec<Option<f64>> = (0..t.len())
-            .map(|i| run_lines.iter().map(|l| l.values[i]).sum())
-            .collect();
-        run_lines.push(line(
-            "running:all".into(),
-            "all replicas".into(),
-            "line",
-            sum,
-        ));
-    }
+    let run_lines = running_lines(&with, &running, last, t.len());
     let mut requests = TimeChart {
         key: "requests".into(),
         title: "Requests running, per replica".into(),

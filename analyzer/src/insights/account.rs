@@ -1,17 +1,21 @@
-//! "What happened" (report.md §4): the plain account, the headline tiles, the test and
-//! setup facts; and the results' status note (§5).
+//! "What happened": the plain account, the headline tiles, the test and setup facts; and
+//! the results' status note.
 
+use crate::rules::Tripwire;
+use crate::rules::{
+    t01_silent_preemption as t01, t10_integer_second_timer as t10, t14_null_block as t14,
+};
 use serde::Serialize;
 
 use crate::engine::Engine;
 use crate::num::{fixed, shortest, thousands};
-use crate::verdict::{CheckResult, Status};
+use crate::rules::verdict::{CheckResult, Status};
 
 use super::fact::Fact;
 use super::format::{clock_span, duration, wait_ms};
 use super::summary::Summary;
 
-/// A headline tile (report.md §4.2).
+/// A headline tile.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Tile {
     pub key: String,
@@ -34,17 +38,13 @@ impl Tile {
     }
 }
 
-fn find(checks: &[CheckResult], n: u8) -> Option<&CheckResult> {
+fn find(checks: &[CheckResult], n: Tripwire) -> Option<&CheckResult> {
     checks
         .iter()
         .find(|c| c.tripwire == n && c.source.is_none())
 }
 
-fn ev(c: Option<&CheckResult>, key: &str) -> Option<f64> {
-    c?.evidence(key)?.as_f64()
-}
-
-/// §4.1, a short paragraph.
+/// The plain account: a short paragraph of what the run did.
 pub fn account(
     engine: Engine,
     s: &Summary,
@@ -136,7 +136,7 @@ pub struct TileInputs<'a> {
     pub attention_block: Option<i64>,
 }
 
-/// §4.2, in order, each when its source exists.
+/// The headline tiles, in order, each when its source exists.
 pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
     let (engine, s, checks, requested, rejected, bench) = (
         inputs.engine,
@@ -150,7 +150,7 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
     let mut out = Vec::new();
     let badge = |c: Option<&CheckResult>| c.map(|c| c.status).filter(|&st| st != Status::Pass);
     if has_series {
-        let t8 = find(checks, 8);
+        let t8 = find(checks, Tripwire::ConcurrencyNotReached);
         let value = match (s.peak_running, requested) {
             (Some(p), Some(r)) => format!("{p} of {r}"),
             (Some(p), None) => p.to_string(),
@@ -174,8 +174,8 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
             badge(t8),
         ));
     }
-    let t1 = find(checks, 1);
-    if let Some(k) = ev(t1, "preemptions") {
+    let t1 = find(checks, Tripwire::SilentPreemption);
+    if let Some(k) = t1.and_then(t01::preemptions) {
         let label = match engine {
             Engine::Sglang => "Retractions",
             _ => "Preemptions",
@@ -192,36 +192,7 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
             badge(t1),
         ));
     }
-    let t10 = find(checks, 10);
-    if let Some(rate) = ev(t10, "rate_per_s") {
-        let span = ev(t10, "span_s").unwrap_or(0.0);
-        let sub = match bench.and_then(|b| Some((b.output_throughput?, b.duration?))) {
-            Some((tp, dur)) => format!(
-                "the server's count over {} s, idle time included; the load tool measured {} over {} s",
-                fixed(span, 1),
-                fixed(tp, 1),
-                fixed(dur, 1)
-            ),
-            None => {
-                let mut t = format!("over {} s", fixed(span, 1));
-                if let Some(e) = ev(t10, "integer_second_error") {
-                    t.push_str(&format!(
-                        "; a whole-second timer reads {}{}%",
-                        if e >= 0.0 { "+" } else { "" },
-                        fixed(e * 100.0, 2)
-                    ));
-                }
-                t
-            }
-        };
-        out.push(Tile::new(
-            "tokens_per_s",
-            "Output tokens per second",
-            fixed(rate, 1),
-            sub,
-            None,
-        ));
-    }
+    out.extend(rate_tile(checks, bench));
     if let Some((med, p99)) = bench.and_then(|b| Some((b.median_ttft_ms?, b.p99_ttft_ms?))) {
         out.push(Tile::new(
             "ttft",
@@ -234,27 +205,67 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
             None,
         ));
     }
-    let t14 = find(checks, 14);
-    if let Some(n) = ev(t14, "inferred_usable_blocks").filter(|&n| n != 0.0) {
-        let mut sub = match ev(t14, "reported_num_gpu_blocks") {
-            Some(b) => format!("{} reported, one held back", shortest(b)),
-            None => String::new(),
-        };
-        if let Some(b) = attention_block {
-            sub.push_str(&format!("; {b} tokens per block"));
-        }
-        out.push(Tile::new(
-            "usable_blocks",
-            "Usable KV blocks",
-            shortest(n),
-            sub,
-            None,
-        ));
-    }
+    out.extend(blocks_tile(checks, attention_block));
     out
 }
 
-/// §4.3 "The test".
+/// The server's output tokens per second (T10), beside the load tool's own figure.
+fn rate_tile(checks: &[CheckResult], bench: Option<&crate::bench::BenchResult>) -> Option<Tile> {
+    let t10 = find(checks, Tripwire::IntegerSecondTimer);
+    let rate = t10.and_then(t10::rate);
+    let r = rate.filter(|r| r.rate_per_s.is_some_and(f64::is_finite))?;
+    let (rate, span) = (r.rate_per_s.unwrap_or(0.0), r.span_s.unwrap_or(0.0));
+    let sub = match bench.and_then(|b| Some((b.output_throughput?, b.duration?))) {
+        Some((tp, dur)) => format!(
+            "the server's count over {} s, idle time included; the load tool measured {} over {} s",
+            fixed(span, 1),
+            fixed(tp, 1),
+            fixed(dur, 1)
+        ),
+        None => {
+            let mut t = format!("over {} s", fixed(span, 1));
+            if let Some(e) = r.integer_second_error.filter(|e| e.is_finite()) {
+                t.push_str(&format!(
+                    "; a whole-second timer reads {}{}%",
+                    if e >= 0.0 { "+" } else { "" },
+                    fixed(e * 100.0, 2)
+                ));
+            }
+            t
+        }
+    };
+    Some(Tile::new(
+        "tokens_per_s",
+        "Output tokens per second",
+        fixed(rate, 1),
+        sub,
+        None,
+    ))
+}
+
+/// The usable KV blocks the gauge's steps show (T14).
+fn blocks_tile(checks: &[CheckResult], attention_block: Option<i64>) -> Option<Tile> {
+    let t14 = find(checks, Tripwire::NullBlock);
+    let steps = t14.and_then(|c| c.finding::<t14::NullBlock>());
+    let inferred = steps.and_then(|e| e.inferred_usable_blocks.flatten());
+    let n = inferred.filter(|&n| n != 0).map(|n| n as f64)?;
+    let mut sub = match steps.and_then(|e| e.reported_num_gpu_blocks) {
+        Some(b) => format!("{} reported, one held back", shortest(b as f64)),
+        None => String::new(),
+    };
+    if let Some(b) = attention_block {
+        sub.push_str(&format!("; {b} tokens per block"));
+    }
+    Some(Tile::new(
+        "usable_blocks",
+        "Usable KV blocks",
+        shortest(n),
+        sub,
+        None,
+    ))
+}
+
+/// "The test": what the load asked for and what the load tool measured.
 pub fn test_facts(summary: &Summary, boot_seconds: Option<f64>, utc_offset_min: i32) -> Vec<Fact> {
     let mut out = Vec::new();
     if let Some(d) = summary.span {
@@ -330,30 +341,30 @@ pub fn test_facts(summary: &Summary, boot_seconds: Option<f64>, utc_offset_min: 
     out
 }
 
-/// What each missing tripwire needs (report.md §4.4), grouped in T-order.
+/// What each missing tripwire needs (docs/tripwires.md#left-out), grouped in T-order.
 pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>) {
     let has = |n: u8| {
         checks
             .iter()
-            .any(|c| c.tripwire == n && c.status != Status::NotApplicable)
+            .any(|c| c.tripwire.number() == n && c.status != Status::NotApplicable)
     };
-    let count = crate::verdict::SLUGS.len() as u8;
+    let count = crate::rules::registry::single_server().count() as u8;
     let checked = (1..=count).filter(|&n| has(n)).count();
     let t14_na = checks
         .iter()
-        .any(|c| c.tripwire == 14 && c.status == Status::NotApplicable)
+        .any(|c| c.tripwire == Tripwire::NullBlock && c.status == Status::NotApplicable)
         || engine.metrics().cache_info.is_none();
     // With a measured load, a missing T16 or T18 lacks the recorder's own captures.
     let load_measured = [1, 8, 9, 10, 15]
         .iter()
-        .any(|&n| checks.iter().any(|c| c.tripwire == n));
+        .any(|&n| checks.iter().any(|c| c.tripwire.number() == n));
     // (for several members, for one member)
     let reason = |n: u8| -> (String, String) {
         let pair = |p: &str, s: &str| (p.to_string(), s.to_string());
         match n {
-            17 if checks
-                .iter()
-                .any(|c| c.tripwire == 17 && c.status == Status::NotApplicable) =>
+            17 if checks.iter().any(|c| {
+                c.tripwire == Tripwire::PrefixCacheHits && c.status == Status::NotApplicable
+            }) =>
             {
                 pair(
                     "do not apply: no prefix-cache counter was exported",
@@ -421,7 +432,7 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
     (checked, lines)
 }
 
-/// §5 status note, only when something failed.
+/// The results' status note, only when something failed.
 pub fn status_note(checks: &[CheckResult], summary: &Summary) -> Option<String> {
     let failed: Vec<&CheckResult> = checks.iter().filter(|c| c.status == Status::Fail).collect();
     if failed.is_empty() {
@@ -430,7 +441,10 @@ pub fn status_note(checks: &[CheckResult], summary: &Summary) -> Option<String> 
     let server: Vec<String> = {
         let mut ids: Vec<String> = failed
             .iter()
-            .filter(|c| c.tripwire == 7 || c.tripwire == 12)
+            .filter(|c| {
+                c.tripwire == Tripwire::CrashAfterReady
+                    || c.tripwire == Tripwire::UnexplainedFailure
+            })
             .map(|c| c.id())
             .collect();
         ids.dedup();

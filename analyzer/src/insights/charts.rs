@@ -1,4 +1,4 @@
-//! The data behind every chart of the report (report.md §6, §7): the front ends draw
+//! The data behind every chart of the report (the Report's `charts`): the front ends draw
 //! these values and compute nothing. Each chart serializes as the Report writes it. Long
 //! time charts are reduced to what a screen shows ([`TimeChart::reduce`], `super::reduce`).
 
@@ -6,12 +6,12 @@ use serde::{Serialize, Serializer};
 
 use crate::blocks::ceiling;
 use crate::bootlog::{BootFacts, BootLog};
-use crate::checks::t09_ceiling::SATURATED;
-use crate::checks::t16_gpu_throttled::{self, DEPTH};
 use crate::chunks::each_chunk;
 use crate::engine::Engine;
 use crate::gpu_samples::{seconds_since, GpuSamples};
 use crate::num::{fixed, shortest, thousands};
+use crate::rules::t09_falling_ceiling::SATURATED;
+use crate::rules::t16_gpu_throttled::{self, DEPTH};
 use crate::series::{present, Field, Series};
 
 use super::cache::CacheMath;
@@ -218,7 +218,7 @@ pub struct Charts {
     pub tokens: Option<TimeChart>,
     pub levels: Option<BarChart>,
     pub pools: Option<BarChart>,
-    /// GPU memory at start-up (shown with the server's facts, report.md §7).
+    /// GPU memory at start-up (shown with the server's facts).
     pub memory: Option<BarChart>,
     /// Each card's SM clock, power and temperature, throttle episodes shaded (T16).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -419,7 +419,7 @@ fn prefix_cache_chart(engine: Engine, series: &Series, times: &[f64]) -> Option<
          and did not compute again: between one reading and the next, and since the first \
          ({}). From {}% on, T17 warns.",
         engine.prefix_cache().source,
-        fixed(crate::checks::t17_prefix_cache::WARN_SHARE * 100.0, 0)
+        fixed(crate::rules::t17_prefix_cache_hits::WARN_SHARE * 100.0, 0)
     );
     if engine.tokens_at_finish() {
         caption.push_str(&format!(

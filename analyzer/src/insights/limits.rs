@@ -1,4 +1,4 @@
-//! "What limited this run" (report.md §3): at most three findings — the cache or the
+//! "What limited this run": at most three findings — the cache or the
 //! concurrency, the waiting, the pace — each computed from the inputs with its formula
 //! stated next to the code.
 
@@ -6,18 +6,20 @@ use serde::Serialize;
 
 use crate::bench::BenchResult;
 use crate::bootlog::BootFacts;
-use crate::checks::load_figures::DECIDE_WITH;
-use crate::checks::t08_concurrency::explain_cap;
 use crate::engine::Engine;
 use crate::num::{fixed, thousands};
+use crate::rules::load_figures;
+use crate::rules::t08_concurrency_not_reached::explain_cap;
+use crate::rules::verdict::{CheckResult, Status};
+use crate::rules::Tripwire;
+use crate::rules::{t01_silent_preemption as t01, t08_concurrency_not_reached as t08};
 use crate::series::{present, Field, Series};
-use crate::verdict::{CheckResult, Status};
 
 use super::cache::CacheMath;
 use super::format::wait_ms;
 use super::summary::Summary;
 
-/// One "what limited this run" finding (report.md §3).
+/// One "what limited this run" finding.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Limit {
     pub key: String,
@@ -52,7 +54,7 @@ fn limit(key: &str, title: String, text: String, ok: bool) -> Limit {
     }
 }
 
-fn find(checks: &[CheckResult], n: u8) -> Option<&CheckResult> {
+fn find(checks: &[CheckResult], n: Tripwire) -> Option<&CheckResult> {
     checks
         .iter()
         .find(|c| c.tripwire == n && c.source.is_none())
@@ -60,7 +62,7 @@ fn find(checks: &[CheckResult], n: u8) -> Option<&CheckResult> {
 
 /// "preempted 22 running requests" with the engine's verb, when T1 counted any.
 pub fn evicted_phrase(engine: Engine, checks: &[CheckResult]) -> Option<String> {
-    let k = find(checks, 1)?.evidence("preemptions")?.as_f64()?;
+    let k = t01::preemptions(find(checks, Tripwire::SilentPreemption)?)?;
     (k > 0.0).then(|| {
         format!(
             "{} {} running request{}",
@@ -83,12 +85,9 @@ pub fn build(inputs: &LimitInputs<'_>) -> Vec<Limit> {
     if inputs.summary.restart.is_some() {
         return Vec::new();
     }
-    let t8 = find(inputs.checks, 8);
+    let t8 = find(inputs.checks, Tripwire::ConcurrencyNotReached);
     let short = t8.is_some_and(|c| c.status == Status::Fail);
-    let peak = t8
-        .and_then(|c| c.evidence("peak_running"))
-        .and_then(|v| v.as_f64())
-        .map(crate::num::shortest);
+    let peak = t8.and_then(t08::peak_running).map(crate::num::shortest);
     let evicted = evicted_phrase(inputs.engine, inputs.checks);
     let mut out = Vec::new();
     let concurrency_text = || {
@@ -100,10 +99,7 @@ pub fn build(inputs: &LimitInputs<'_>) -> Vec<Limit> {
             None => "The load sent more requests".to_string(),
         };
         // A fleet's T8 sums its replicas: say so, with each one's share.
-        let server = match t8
-            .and_then(|c| c.evidence("peak_each"))
-            .and_then(|v| v.as_str())
-        {
+        let server = match t8.and_then(t08::peak_each) {
             Some(each) => format!(
                 "the replicas together ran at most {} at once ({each})",
                 peak.clone().unwrap_or_default()
@@ -115,10 +111,7 @@ pub fn build(inputs: &LimitInputs<'_>) -> Vec<Limit> {
         };
         let mut text = format!("{open}, but {server}.");
         if let Some(cap) = inputs.facts.and_then(BootFacts::running_cap_info) {
-            let peak_n = t8
-                .and_then(|c| c.evidence("peak_running"))
-                .and_then(|v| v.as_f64())
-                .unwrap_or(0.0);
+            let peak_n = t8.and_then(t08::peak_running).unwrap_or(0.0);
             if peak_n >= cap.cap as f64 {
                 text.push_str(&format!(" {}.", capitalise(&explain_cap(&cap))));
             }
@@ -153,7 +146,7 @@ pub fn build(inputs: &LimitInputs<'_>) -> Vec<Limit> {
     if let Some(p) = pace(inputs) {
         out.push(p);
     }
-    // At most three findings (report.md §3): this one only where there is room.
+    // At most three findings: this one only where there is room.
     if let Some(m) = missing_load(inputs.checks).filter(|_| out.len() < 3) {
         out.push(m);
     }
@@ -161,22 +154,21 @@ pub fn build(inputs: &LimitInputs<'_>) -> Vec<Limit> {
 }
 
 /// Why the findings are short when the load's own figures are missing: T8 and T15 can't
-/// tell, each with the flag that decides it (`checks::load_figures`).
+/// tell, each with the flag that decides it (`rules::load_figures`).
 fn missing_load(checks: &[CheckResult]) -> Option<Limit> {
-    let undecided = |n: u8| {
+    let undecided = |n: Tripwire| {
         find(checks, n)
             .filter(|c| c.status == Status::Unknown)
-            .and_then(|c| c.evidence(DECIDE_WITH))
-            .and_then(|v| v.as_str())
+            .and_then(load_figures::decide_with)
             .map(str::to_string)
     };
     let mut parts = Vec::new();
-    if let Some(flag) = undecided(8) {
+    if let Some(flag) = undecided(Tripwire::ConcurrencyNotReached) {
         parts.push(format!(
             "whether the server ran as many requests at once as the load asked for (T8: {flag})"
         ));
     }
-    if let Some(flag) = undecided(15) {
+    if let Some(flag) = undecided(Tripwire::ClientServerMismatch) {
         parts.push(format!(
             "whether the load tool's counts match the server's (T15: {flag})"
         ));
@@ -203,7 +195,7 @@ fn capitalise(s: &str) -> String {
     }
 }
 
-/// §3.1: need = n · A against the pool.
+/// The cache: need = n · A against the pool.
 fn cache_finding(
     c: &CacheMath,
     short: bool,
@@ -264,7 +256,7 @@ fn cache_finding(
     }
 }
 
-/// §3.3: the load tool's median and p99 time to first token, else the server's mean queue
+/// The waiting: the load tool's median and p99 time to first token, else the server's mean queue
 /// time.
 fn waiting(inputs: &LimitInputs<'_>, short: bool) -> Option<Limit> {
     let b = inputs.bench;
@@ -354,7 +346,7 @@ pub fn busy_average(series: &Series, t: &[f64]) -> Option<(f64, Option<f64>)> {
     (busy > 0.0).then(|| (weighted / busy, (tok_dt > 0.0).then(|| tok / tok_dt)))
 }
 
-/// §3.4: how many of the n requests were busy on average.
+/// The pace: how many of the n requests were busy on average.
 fn pace(inputs: &LimitInputs<'_>) -> Option<Limit> {
     let n = inputs.requested?;
     let nf = n as f64;

@@ -1,9 +1,9 @@
-//! `gpu-inspect` (recorder.md §7.3): the cards' facts, then the clear-card rule; T2 as the
+//! `gpu-inspect`: the cards' facts, then the clear-card rule; T2 as the
 //! analyzer judges the gate document it fills (written with `-o`).
 
 use anyhow::{bail, Context, Result};
 
-use analyzer::checks::t02_orphaned_engine::{self as t02, CardCheck, Rule};
+use analyzer::rules::t02_orphaned_engine::{self as t02, CardCheck, Rule};
 
 use super::{fs_of, say_to};
 use crate::cli::GpuArgs;

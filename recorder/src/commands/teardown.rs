@@ -1,4 +1,4 @@
-//! `teardown` (recorder.md §8.2): find the server processes to stop (every engine's, the
+//! `teardown`: find the server processes to stop (every engine's, the
 //! named engine's, or only those a run folder's recorder started), say what a substring
 //! `pkill -f` would have done instead, stop them, then the clear-card rule; T2 as the
 //! analyzer judges the teardown document it fills (written with `-o`).
@@ -7,11 +7,11 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
-use analyzer::checks::t02_orphaned_engine::{self as t02, Rule};
 use analyzer::docs::manifest::Manifest;
 use analyzer::docs::processes::Processes;
 use analyzer::docs::teardown::{Delivery, Launched, SignalRecord, Teardown};
 use analyzer::docs::{self, Document, MANIFEST, PROCESSES};
+use analyzer::rules::t02_orphaned_engine::{self as t02, Rule};
 use analyzer::Engine;
 
 use super::{fs_of, say_to};

@@ -1,6 +1,6 @@
-//! Step 18, close (recorder.md §3.3, §3.8): the closing steps that still apply, the final
-//! manifest (outcome, times, files), the reserve freed, the analysis and the exit status.
-//! A write into the folder that failed is the run's problem even when it came late.
+//! Step 18, close: the closing steps that still apply, the final manifest (outcome, times,
+//! files), the reserve freed, the analysis and the exit status. A write into the folder
+//! that failed is the run's problem even when it came late.
 
 use std::path::Path;
 

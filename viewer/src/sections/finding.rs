@@ -2,9 +2,8 @@
 //! line when shown in full, and its evidence with the catalogue's engine note and how to
 //! check it again.
 
-use analyzer::catalog;
 use analyzer::json::Json;
-use analyzer::verdict::CheckResult;
+use analyzer::rules::verdict::CheckResult;
 use analyzer::Engine;
 use leptos::prelude::*;
 
@@ -20,11 +19,11 @@ fn evidence_value(v: &Json) -> String {
 
 /// `full`: with the tripwire's "why it matters" line (failures, warnings, can't-tells).
 pub fn finding(c: &CheckResult, engine: Engine, full: bool) -> impl IntoView {
-    let t = catalog::get(c.tripwire);
+    let t = Some(c.tripwire.entry());
     let why = if full { t.map(|t| t.why) } else { None };
     let note = t.map(|t| t.engine_note(engine)).filter(|n| !n.is_empty());
     let reproduce = t.map(|t| t.reproduce);
-    let evidence = c.evidence.clone();
+    let evidence = c.evidence();
     view! {
         <li class=format!("finding {}", c.status.as_str()) data-tripwire=c.id() data-status=c.status.as_str()>
             <div class="finding-head">

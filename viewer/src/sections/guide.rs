@@ -1,7 +1,7 @@
-//! "The eighteen tripwires" (report.md §8): the catalogue, folded, with the run's engine's
+//! "The eighteen tripwires": the catalogue, folded, with the run's engine's
 //! notes.
 
-use analyzer::catalog;
+use analyzer::rules::registry;
 use analyzer::Engine;
 use leptos::prelude::*;
 
@@ -11,11 +11,10 @@ pub fn Guide(engine: Engine) -> impl IntoView {
         <section id="guide" aria-labelledby="guide-h">
             <details>
                 <summary>
-                    <h2 id="guide-h">"The eighteen tripwires"</h2>
+                    <h2 id="guide-h">{format!("The {} tripwires", analyzer::num::spelled(registry::single_server().count()))}</h2>
                 </summary>
                 <ol class="guide">
-                    {catalog::all()
-                        .iter()
+                    {registry::single_server()
                         .map(|t| {
                             let note = t.engine_note(engine);
                             view! {

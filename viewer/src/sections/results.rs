@@ -1,11 +1,11 @@
-//! "Results" (report.md §5): a count per status, the status note, what each status means
-//! (`catalog::STATUS_MEANINGS`), the findings that need attention in full, and the passes
+//! "Results": a count per status, the status note, what each status means
+//! (`verdict::STATUS_MEANINGS`), the findings that need attention in full, and the passes
 //! and not-applicables folded under the Report's `folded_line`.
 
 use std::sync::Arc;
 
-use analyzer::catalog::STATUS_MEANINGS;
 use analyzer::report::Report;
+use analyzer::rules::verdict::STATUS_MEANINGS;
 use analyzer::Engine;
 use leptos::prelude::*;
 

@@ -1,7 +1,7 @@
 //! Small pieces several sections share: a status badge and a list of labelled facts.
 
 use analyzer::report::Fact;
-use analyzer::verdict::Status;
+use analyzer::rules::verdict::Status;
 use leptos::prelude::*;
 
 /// A status as an icon and its report label ("Tripwire failed", "Pass"…).

@@ -20,7 +20,7 @@ use analyzer::analysis::{Analysis, RunInput};
 use analyzer::compare::Baseline;
 use analyzer::input::InputError;
 use analyzer::report::Report;
-use analyzer::verdict::{CheckResult, Status};
+use analyzer::rules::verdict::{CheckResult, Status};
 use analyzer::Engine;
 
 use crate::args::{AnalyzeArgs, Format, FormatArgs};
@@ -80,7 +80,7 @@ impl Suite {
 
 /// The evidence as `key: value` lines, for a case's body.
 fn evidence_text(c: &CheckResult) -> String {
-    c.evidence
+    c.evidence()
         .iter()
         .map(|(k, v)| format!("{k}: {}", v.to_compact()))
         .collect::<Vec<_>>()
@@ -91,7 +91,7 @@ fn evidence_text(c: &CheckResult) -> String {
 fn verdict_file(input: &RunInput, c: &CheckResult) -> Option<String> {
     let name = |f: &Option<analyzer::InputFile>| f.as_ref().map(|f| f.name.clone());
     let boot = || input.boot_logs.first().map(|f| f.name.clone());
-    match c.tripwire {
+    match c.tripwire.number() {
         1 | 10 => name(&input.after).or_else(|| name(&input.before)),
         8 | 9 | 14 => name(&input.series),
         15 => input.bench.as_ref().map(|b| b.file.name.clone()),
