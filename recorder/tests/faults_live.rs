@@ -158,6 +158,15 @@ fn load_runs(run: &Path, rows: usize) {
     );
 }
 
+/// Why the recorder stopped the load, as the manifest says (`load.stopped_for`).
+fn stopped_for(run: &Path) -> Option<String> {
+    json(&run.join("manifest.json"))
+        .get("load")
+        .and_then(|l| l.get("stopped_for"))
+        .and_then(Json::as_str)
+        .map(str::to_string)
+}
+
 /// The server's PID (as this test sees it), from the manifest.
 fn server_pid(w: &World, run: &Path) -> i32 {
     let pid = json(&run.join("manifest.json"))

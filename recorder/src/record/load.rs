@@ -5,7 +5,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use analyzer::docs::manifest::{LoadRun, Stage};
+use analyzer::docs::manifest::{LoadRun, LoadStop, Stage};
 use analyzer::docs::{LOAD_LOG, SERIES};
 
 use super::watch::ServerWatch;
@@ -106,6 +106,7 @@ impl Run {
             let log = self.opts.dir.join(LOAD_LOG);
             let (server, fault, fs) = (&mut self.server, &self.fault, &self.fs);
             let stopped = &mut self.load_stopped;
+            let stopped_for = &mut self.manifest.load.stopped_for;
             // A fleet's address is its router, whose health is not one server's.
             let health = self.fleet.is_none().then_some(self.manifest.url.as_str());
             let mut watch = ServerWatch::start(health);
@@ -114,12 +115,14 @@ impl Run {
             // after counts.
             let ran = load::run(&plan.argv_run, &log, echo, fault, &mut || {
                 progress.tick();
-                let why = watch
-                    .fault(server.as_mut(), fs)
-                    .or_else(|| fault.get().map(str::to_string));
-                if let (Some(why), None) = (&why, &stopped) {
+                let why = watch.fault(server.as_mut(), fs).or_else(|| {
+                    let failed = fault.get()?;
+                    Some((LoadStop::WriteFailed, failed.to_string()))
+                });
+                if let (Some((kind, why)), None) = (&why, &stopped) {
                     say(&format!("== {why}: stopping the load"));
                     *stopped = Some(why.clone());
+                    *stopped_for = Some(*kind);
                 }
                 why.is_some()
             });

@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use analyzer::docs::manifest::LoadStop;
+
 use super::serve::{ended_now, Server};
 use crate::http::{self, Client};
 use crate::procs::ProcFs;
@@ -72,18 +74,25 @@ impl ServerWatch {
         watch
     }
 
-    /// Why the load must stop because of the server, if it must: the launched process
-    /// ended or has been stopped for [`PAUSE_LIMIT`], or the health check keeps failing.
-    pub fn fault(&mut self, server: Option<&mut Server>, fs: &ProcFs) -> Option<String> {
+    /// Why the load must stop because of the server, if it must, in words: the launched
+    /// process ended or has been stopped for [`PAUSE_LIMIT`], or the health check keeps
+    /// failing.
+    pub fn fault(
+        &mut self,
+        server: Option<&mut Server>,
+        fs: &ProcFs,
+    ) -> Option<(LoadStop, String)> {
         if let Some(server) = server {
             if let Some(how) = ended_now(server) {
-                return Some(format!("the server {how} during the load"));
+                let why = format!("the server {how} during the load");
+                return Some((LoadStop::ServerExited, why));
             }
             if let Some(paused) = self.paused(server.pid, fs) {
-                return Some(paused);
+                return Some((LoadStop::ServerPaused, paused));
             }
         }
-        self.unhealthy.lock().ok().and_then(|f| f.clone())
+        let unhealthy = self.unhealthy.lock().ok().and_then(|f| f.clone());
+        unhealthy.map(|why| (LoadStop::ServerUnhealthy, why))
     }
 
     fn paused(&mut self, pid: i32, fs: &ProcFs) -> Option<String> {

@@ -76,6 +76,7 @@ fn a_disk_that_fills_stops_the_run_and_keeps_what_was_written() {
         "{}",
         end.stdout
     );
+    assert_eq!(stopped_for(&run).as_deref(), Some("write_failed"));
     let m = json(&run.join("manifest.json"));
     let outcome = m.get("outcome").unwrap();
     assert_eq!(outcome.get("state").and_then(Json::as_str), Some("problem"));

@@ -71,6 +71,7 @@ fn a_paused_server_stops_the_load_and_is_stopped() {
         "{}",
         end.stdout
     );
+    assert_eq!(stopped_for(&run).as_deref(), Some("server_paused"));
     // The readings stopped with the server, before the recorder stopped the load.
     for id in ["T8", "T9"] {
         let r = one(&a, id);
@@ -107,8 +108,17 @@ fn an_engine_that_dies_under_a_living_api_server_is_a_t7_failure() {
         &run,
         "the server's health check answered 503 Service Unavailable 3 times in a row during the load",
     );
+    assert_eq!(stopped_for(&run).as_deref(), Some("server_unhealthy"));
+    // Its engine died during the run: one T7, a failure naming the log's cause, whatever
+    // request lines came after it.
     let t7 = one(&a, "T7");
     assert_eq!(t7.status, Status::Fail, "{}", t7.message);
+    assert!(
+        t7.message
+            .starts_with("The server stopped answering its health check"),
+        "{}",
+        t7.message
+    );
     assert!(
         t7.message.contains("illegal memory access"),
         "{}",
