@@ -34,6 +34,8 @@ pub struct Manifest {
     /// How the load command ended: its exit code, or the signal that stopped it.
     pub load_exit: Option<i32>,
     pub load_signal: Option<String>,
+    /// Why the recorder stopped the load, when a fault made it.
+    pub load_stopped_for: Option<docs::manifest::LoadStop>,
     /// The load command's start and end (wall clock).
     pub load_started_wall: Option<f64>,
     pub load_ended_wall: Option<f64>,
@@ -98,6 +100,7 @@ impl Manifest {
             serve_exit: doc.serve.as_ref().and_then(|s| s.exit.clone()),
             load_exit: doc.load.exit,
             load_signal: doc.load.signal.clone(),
+            load_stopped_for: doc.load.stopped_for,
             load_started_wall: doc.load.started_wall,
             load_ended_wall: doc.load.ended_wall,
             boot_log_at: doc
@@ -145,5 +148,23 @@ mod tests {
         assert!(!m.load_given);
         assert_eq!(m.outcome_state.as_deref(), Some("interrupted"));
         assert_eq!(m.outcome_stage.as_deref(), Some("load"));
+        assert_eq!(m.load_stopped_for, None);
+    }
+
+    #[test]
+    fn why_the_recorder_stopped_the_load() {
+        let read = |load: &str| {
+            let text = format!(r#"{{"schema": "inferlint.run/1", "load": {load}}}"#);
+            Manifest::read("manifest.json", text.as_bytes()).unwrap()
+        };
+        let m = read(r#"{"stopped_for": "server_unhealthy"}"#);
+        use docs::manifest::LoadStop;
+        assert_eq!(m.load_stopped_for, Some(LoadStop::ServerUnhealthy));
+        // A word a later recorder may write reads as none, never as a broken manifest.
+        assert_eq!(
+            read(r#"{"stopped_for": "cosmic_ray"}"#).load_stopped_for,
+            None
+        );
+        assert_eq!(read(r#"{"stopped_for": 3}"#).load_stopped_for, None);
     }
 }

@@ -1,9 +1,10 @@
 //! Gauge series files (`*.series.jsonl`, docs/run-folder.md#series): a header line, then
-//! one sample per line. Read line by line in one pass; a damaged line is skipped and
-//! counted. `SeriesReader` takes the file in pieces as they arrive (and joins two halves
-//! read apart), so a front end can stream a week's recording from disk: only its rows are
-//! kept, never its text as well. The lines are the documents `docs::SeriesHeader` and
-//! `docs::Row`; the column names are the row's field names (`Row::COLUMNS`).
+//! one sample per line, and a line for each reading that failed (`docs::FailedScrape`).
+//! Read line by line in one pass; a damaged line is skipped and counted. `SeriesReader`
+//! takes the file in pieces as they arrive (and joins two halves read apart), so a front
+//! end can stream a week's recording from disk: only its rows are kept, never its text as
+//! well. The lines are the documents `docs::SeriesHeader`, `docs::Row` and
+//! `docs::FailedScrape`; the column names are the row's field names (`Row::COLUMNS`).
 //!
 //! Rows go through a one-pass fast path (`fast_row`) that finds keys by `Row::COLUMNS`;
 //! whatever it is unsure of goes to the lenient JSON reader, so both accept exactly the
@@ -14,7 +15,7 @@
 //! (333 ms against 207 ms, best of 12 on a busy 2-core machine).
 
 use crate::chunks::each_chunk;
-use crate::docs::{SeriesHeader, SCHEMA_KEY};
+use crate::docs::{FailedScrape, SeriesHeader, SCHEMA_KEY};
 use crate::engine::Engine;
 use crate::input::InputError;
 use crate::json::{self, Json};
@@ -25,6 +26,7 @@ pub use crate::docs::Row;
 pub use rows::{present, Field, Rows};
 
 pub mod align;
+pub mod coverage;
 mod rows;
 
 /// A whole series file.
@@ -44,6 +46,9 @@ pub struct Series {
     /// Values the plausibility gate refused (`plausible`), by column: each is absent
     /// from its row, and a row whose `t_wall` was refused is left out.
     pub implausible: Vec<Implausible>,
+    /// The readings that failed, in file order (none in recordings made before the
+    /// recorder wrote them).
+    pub failed: Vec<FailedScrape>,
 }
 
 impl Series {
@@ -212,6 +217,7 @@ impl SeriesReader {
             i.line = i.line.map(|n| n + offset);
             i
         }));
+        s.failed.append(&mut l.failed);
         self.lines += later.lines;
         self.lines_of_pieces = later.lines_of_pieces;
     }
@@ -258,6 +264,7 @@ impl SeriesReader {
                 s.engine_named = h.engine;
             }
             Some(Line::Row(r)) => self.keep_row(r, n),
+            Some(Line::Failed(f)) => s.failed.push(f),
             None => {
                 s.skipped += 1;
                 s.first_skipped_line.get_or_insert(n);
@@ -374,6 +381,7 @@ fn gate_row(mut r: Row, at: (&str, Option<usize>), out: &mut Vec<Implausible>) -
 enum Line {
     Header(SeriesHeader),
     Row(Row),
+    Failed(FailedScrape),
 }
 
 fn read_line(line: &str, shape: &mut Shape) -> Option<Line> {
@@ -392,6 +400,15 @@ fn generic_line(line: &str) -> Option<Line> {
     if v.has(SCHEMA_KEY) {
         // Every header field is optional and read only when usable: this cannot fail.
         return json::from_json(&v).ok().map(Line::Header);
+    }
+    if v.has(FailedScrape::MARKER) {
+        // Its times must be clock readings; anything else is a damaged line.
+        let f: FailedScrape = json::from_json(&v).ok()?;
+        let times = [f.started_wall, f.ended_wall];
+        let mono = [f.started_mono_ns, f.ended_mono_ns];
+        let clocks = times.iter().all(|t| t.is_finite() && *t >= 0.0)
+            && mono.iter().flatten().all(|t| *t >= 0);
+        return clocks.then_some(Line::Failed(f));
     }
     let column = |i: usize| v.get(Row::COLUMNS[i]);
     let t_wall = column(Row::T_WALL)?.as_f64()?;
@@ -459,7 +476,7 @@ impl Fields {
     /// when the generic reader must judge the line.
     fn set(&mut self, key: Key, value: Option<f64>, integer: Option<i64>) -> Option<()> {
         let column = match key {
-            Key::Schema => return None,
+            Key::Schema | Key::Failed => return None,
             Key::Unknown => return Some(()),
             Key::Column(column) => column,
         };
@@ -832,6 +849,8 @@ enum Key {
     Column(usize),
     /// The header's marker.
     Schema,
+    /// A failed reading's marker.
+    Failed,
     Unknown,
 }
 
@@ -839,6 +858,9 @@ impl Key {
     fn of(key: &str) -> Key {
         if key == SCHEMA_KEY {
             return Key::Schema;
+        }
+        if key == FailedScrape::MARKER {
+            return Key::Failed;
         }
         Row::COLUMNS
             .iter()
@@ -936,6 +958,42 @@ mod tests {
     }
 
     #[test]
+    fn failed_readings_are_kept_apart_from_the_rows() {
+        let t = b"{\"schema\": \"inferlint.series/1\", \"interval_s\": 0.25}\n\
+            {\"t_wall\": 1.0, \"t_mono_ns\": 5, \"running\": 2.0}\n\
+            {\"scrape_failed\": \"timed out after 2 s\", \"started_wall\": 1.25, \"ended_wall\": 3.25, \"started_mono_ns\": 6, \"ended_mono_ns\": 7}\n\
+            {\"t_wall\": 3.5, \"t_mono_ns\": 8, \"running\": 1.0}\n\
+            {\"scrape_failed\": \"connection refused\", \"started_wall\": 3.75, \"ended_wall\": 3.76}\n\
+            {\"scrape_failed\": 5, \"started_wall\": 4.0, \"ended_wall\": 4.0}\n\
+            {\"scrape_failed\": \"x\", \"started_wall\": NaN, \"ended_wall\": 4.0}\n\
+            {\"scrape_failed\": \"x\", \"started_wall\": 4.5}\n";
+        let s = Series::read("s", t).unwrap();
+        assert_eq!(s.rows.len(), 2);
+        assert_eq!(s.row_lines, [2, 4]);
+        let why: Vec<&str> = s.failed.iter().map(|f| f.scrape_failed.as_str()).collect();
+        assert_eq!(why, ["timed out after 2 s", "connection refused"]);
+        assert_eq!(s.failed[0].started_mono_ns, Some(6));
+        assert_eq!(s.failed[1].ended_mono_ns, None);
+        // A failed reading with a wrong type or no usable clock is damage.
+        assert_eq!((s.skipped, s.first_skipped_line), (3, Some(6)));
+        // Halves read apart keep them all, in order.
+        let cut = t
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b == b'\n')
+            .nth(2)
+            .unwrap()
+            .0
+            + 1;
+        let mut first = SeriesReader::new("s");
+        first.push(&t[..cut]);
+        let mut later = SeriesReader::new("s");
+        later.push(&t[cut..]);
+        first.append(later);
+        assert_eq!(first.finish().unwrap(), s);
+    }
+
+    #[test]
     fn pieces_of_any_size_read_as_the_whole_file() {
         let text = "{\"schema\": \"inferlint.series/1\", \"engine\": \"sglang\"}\r\n\
             {\"t_wall\": 1.0, \"t_mono_ns\": 5, \"running\": 2.0}\n\
@@ -1006,6 +1064,7 @@ mod tests {
                 assert_eq!(format!("{a:?}"), format!("{b:?}"), "{line}");
             }
             (Some(Line::Header(_)), Some(Line::Header(_))) | (None, None) => {}
+            (Some(Line::Failed(a)), Some(Line::Failed(b))) => assert_eq!(a, b, "{line}"),
             _ => panic!("{line}: fast {fast:?} vs generic {slow:?}"),
         }
     }
@@ -1099,6 +1158,9 @@ mod tests {
             r#"{"t_wall": 1, "running": 1, "running": 2}"#,
             r#"{"t_wall": 7, "t_mono_ns": 12345678901234567890}"#,
             r#"{"t_wall": 7, "t_mono_ns": 2.5}"#,
+            r#"{"scrape_failed": "timed out after 10 s", "started_wall": 1.0, "ended_wall": 11.0}"#,
+            r#"{"t_wall": 1, "scrape_failed": 5}"#,
+            r#"{"t_wall": 1, "scrape_failed": "x", "started_wall": 1, "ended_wall": 2}"#,
         ];
         // Each alone, and each after each other (the layout of the one before tried first).
         for line in lines {

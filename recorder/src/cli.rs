@@ -161,6 +161,9 @@ pub struct RecordArgs {
     /// Seconds to wait for readiness
     #[arg(long, default_value_t = 900.0, value_name = "S", value_parser = flags::positive_seconds)]
     pub ready_timeout: f64,
+    /// (tests) seconds a reading of the metrics may take before it counts as failed
+    #[arg(long, default_value_t = 10.0, hide = true, value_name = "S", value_parser = flags::positive_seconds)]
+    pub scrape_timeout: f64,
     /// (tests) seconds the card may take to read clear after the stop
     #[arg(long, default_value_t = t02::STOP_TIMEOUT_S, hide = true, value_name = "S", value_parser = flags::seconds)]
     pub stop_card_timeout: f64,

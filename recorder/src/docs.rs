@@ -7,9 +7,14 @@ use std::path::{Path, PathBuf};
 
 use analyzer::docs::{self, Document};
 
-/// Writes `bytes` into `dir` as `name`, whole or not at all.
+/// Writes `bytes` into `dir` as `name`, whole or not at all. A failed write keeps the
+/// system's error, so the caller can say it in its own words ("no space left on device").
 pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
-    inferlint::output::write_atomically(&dir.join(name), bytes).map_err(std::io::Error::other)
+    use inferlint::output::OutputError;
+    inferlint::output::write_atomically(&dir.join(name), bytes).map_err(|e| match e {
+        OutputError::Io(_, io) => io,
+        other => std::io::Error::other(other),
+    })
 }
 
 /// Writes a document into `dir` as `name` (docs/run-folder.md#recorder-documents).

@@ -16,10 +16,12 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use analyzer::docs::gpu::{GpuCard, GpuHeader, GpuRow, REASONS, REASON_FIELDS};
+use analyzer::docs::GPU_SAMPLES;
 use analyzer::num::round_dp;
 
 use crate::clock;
 use crate::gpu::{self, value};
+use crate::write_fault::WriteFault;
 
 /// The per-sample fields, before the reasons.
 const SAMPLE: &str = "index,clocks.sm,power.draw,temperature.gpu,utilization.gpu";
@@ -112,7 +114,7 @@ pub struct Written {
 
 impl Sampler {
     /// Starts sampling every `interval` into `path`; `Err` says why not.
-    pub fn start(path: &Path, interval: Duration) -> Result<Sampler, String> {
+    pub fn start(path: &Path, interval: Duration, fault: WriteFault) -> Result<Sampler, String> {
         let exe = gpu::executable().ok_or("nvidia-smi is missing")?;
         let cards = gpu::run(
             &["--query-gpu=index,name,clocks.max.sm,power.limit", CSV],
@@ -126,8 +128,9 @@ impl Sampler {
             reasons_field: family.map(str::to_string),
             gpus: cards,
         };
-        let mut file = File::create(path).map_err(|e| e.to_string())?;
-        writeln!(file, "{}", analyzer::docs::to_line(&header)).map_err(|e| e.to_string())?;
+        let file = File::create(path)
+            .and_then(|mut f| writeln!(f, "{}", analyzer::docs::to_line(&header)).map(|()| f))
+            .map_err(|e| fault.report(&e, GPU_SAMPLES))?;
         let ms = interval.as_millis().max(1).to_string();
         let mut cmd = Command::new(exe);
         cmd.args([
@@ -145,7 +148,7 @@ impl Sampler {
         // Named, so its cost can be read apart in /proc/PID/task/*/comm.
         let reader = std::thread::Builder::new()
             .name("gpu-samples".into())
-            .spawn(move || copy_rows(BufReader::new(out), file, reasons))
+            .spawn(move || copy_rows(BufReader::new(out), file, reasons, &fault))
             .map_err(|e| e.to_string())?;
         Ok(Sampler { child, reader })
     }
@@ -165,8 +168,9 @@ impl Sampler {
     }
 }
 
-/// Appends a row per sample line, stamped when read, each flushed.
-fn copy_rows(out: impl BufRead, mut file: File, reasons: bool) -> Written {
+/// Appends a row per sample line, stamped when read, each flushed; a failed write ends
+/// the sampling and is the run's write fault.
+fn copy_rows(out: impl BufRead, mut file: File, reasons: bool, fault: &WriteFault) -> Written {
     let mut w = Written::default();
     for line in out.lines() {
         let Ok(line) = line else { break };
@@ -180,7 +184,7 @@ fn copy_rows(out: impl BufRead, mut file: File, reasons: bool) -> Written {
         let mut text = row.line();
         text.push('\n');
         if let Err(e) = file.write_all(text.as_bytes()).and_then(|()| file.flush()) {
-            w.error = Some(e.to_string());
+            w.error = Some(fault.report(&e, GPU_SAMPLES));
             break;
         }
         w.rows += 1;

@@ -39,6 +39,7 @@ const BODY_LIMIT: u64 = 256 << 20;
 #[derive(Clone)]
 pub struct Client {
     agent: ureq::Agent,
+    timeout: Duration,
 }
 
 impl Client {
@@ -55,12 +56,12 @@ impl Client {
             ureq::unversioned::transport::DefaultConnector::default(),
             LiteralFirst::default(),
         );
-        Client { agent }
+        Client { agent, timeout }
     }
 
     pub fn get(&self, url: &str) -> Result<Reply, HttpError> {
-        let resp = self.agent.get(url).call().map_err(describe)?;
-        read(resp)
+        let resp = self.agent.get(url).call().map_err(|e| self.describe(e))?;
+        read(resp).map_err(|e| self.describe(e))
     }
 
     pub fn post_json(&self, url: &str, body: &str) -> Result<Reply, HttpError> {
@@ -69,8 +70,20 @@ impl Client {
             .post(url)
             .header("Content-Type", "application/json")
             .send(body)
-            .map_err(describe)?;
-        read(resp)
+            .map_err(|e| self.describe(e))?;
+        read(resp).map_err(|e| self.describe(e))
+    }
+
+    /// A failure in words; a timeout says how long the call waited.
+    fn describe(&self, e: ureq::Error) -> HttpError {
+        HttpError(match e {
+            ureq::Error::Io(io) => io.to_string(),
+            ureq::Error::Timeout(_) => format!(
+                "timed out after {} s",
+                analyzer::num::shortest(self.timeout.as_secs_f64())
+            ),
+            other => other.to_string(),
+        })
     }
 }
 
@@ -110,23 +123,14 @@ impl Resolver for LiteralFirst {
     }
 }
 
-fn read(mut resp: ureq::http::Response<ureq::Body>) -> Result<Reply, HttpError> {
+fn read(mut resp: ureq::http::Response<ureq::Body>) -> Result<Reply, ureq::Error> {
     let status = resp.status().as_u16();
     let body = resp
         .body_mut()
         .with_config()
         .limit(BODY_LIMIT)
-        .read_to_vec()
-        .map_err(describe)?;
+        .read_to_vec()?;
     Ok(Reply { status, body })
-}
-
-fn describe(e: ureq::Error) -> HttpError {
-    HttpError(match e {
-        ureq::Error::Io(io) => io.to_string(),
-        ureq::Error::Timeout(t) => format!("timed out ({t})"),
-        other => other.to_string(),
-    })
 }
 
 /// The reason phrase of a status (`Internal Server Error` for 500), or `HTTP N`.

@@ -23,6 +23,7 @@ pub mod scrape;
 pub mod series;
 pub mod signals;
 pub mod teardown;
+pub mod write_fault;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -400,6 +400,7 @@ pub fn run(
     argv: &[String],
     log: &Path,
     echo: Echo,
+    fault: &crate::write_fault::WriteFault,
     tick: &mut dyn FnMut() -> bool,
 ) -> Result<(Ended, bool), String> {
     let mut file = OpenOptions::new()
@@ -425,9 +426,14 @@ pub fn run(
     let mut child = crate::reaper::spawn(&mut cmd)
         .map_err(|e| format!("cannot run the load command {prog}: {e}"))?;
     drop(cmd); // our copies of the pipe's write end, so the reader sees its end
+    let name = log
+        .file_name()
+        .map_or_else(|| log.display().to_string(), |n| n.to_string_lossy().into());
+    let fault = fault.clone();
     let pump = std::thread::spawn(move || {
         let mut r = BufReader::new(reader);
         let mut buf = Vec::new();
+        let mut writing = true;
         loop {
             buf.clear();
             match r.read_until(b'\n', &mut buf) {
@@ -436,8 +442,17 @@ pub fn run(
                     let line = String::from_utf8_lossy(&buf);
                     let line = line.trim_end_matches('\n').trim_end_matches('\r');
                     echo(line);
-                    let _ = file.write_all(format!("{line}\n").as_bytes());
-                    let _ = file.flush();
+                    // A failed write is the run's fault (it stops the load); the output
+                    // is still drained so the load never blocks on a full pipe.
+                    if writing {
+                        let written = file
+                            .write_all(format!("{line}\n").as_bytes())
+                            .and_then(|()| file.flush());
+                        if let Err(e) = written {
+                            fault.report(&e, &name);
+                            writing = false;
+                        }
+                    }
                 }
             }
         }
@@ -471,17 +486,17 @@ fn wait(child: &mut Child, tick: &mut dyn FnMut() -> bool) -> ExitStatus {
     let exited = notify_exit(pid);
     let mut since_signal: Option<Instant> = None;
     let mut termed: Option<Instant> = None;
-    let mut server_gone = false;
+    let mut stop_now = false;
     loop {
         if let Ok(Some(st)) = child.try_wait() {
             return st;
         }
-        if signals::interrupted() || server_gone {
+        if signals::interrupted() || stop_now {
             let t0 = *since_signal.get_or_insert_with(Instant::now);
             // A terminal Ctrl-C reached the load too (same process group): give it a
-            // moment to stop on its own; a second one, another signal or a dead server
-            // stops it now.
-            let grace = if signals::last_was_sigint() && signals::count() == 1 && !server_gone {
+            // moment to stop on its own; a second one, another signal, or a fault the tick
+            // found (a dead server, a failed write) stops it now.
+            let grace = if signals::last_was_sigint() && signals::count() == 1 && !stop_now {
                 10
             } else {
                 0
@@ -494,7 +509,7 @@ fn wait(child: &mut Child, tick: &mut dyn FnMut() -> bool) -> ExitStatus {
                 let _ = child.kill();
             }
         }
-        server_gone |= tick();
+        stop_now |= tick();
         // Woken early by the load's end; once the watcher is gone, the plain step.
         if let Err(RecvTimeoutError::Disconnected) = exited.recv_timeout(WAIT_STEP) {
             std::thread::sleep(WAIT_STEP);

@@ -95,6 +95,11 @@ impl Scraper {
         Scraper::with_clock(base, Duration::from_secs(10), Stamp::now)
     }
 
+    /// With a timeout for each reading other than the usual 10 s.
+    pub fn with_timeout(base: &str, timeout: Duration) -> Scraper {
+        Scraper::with_clock(base, timeout, Stamp::now)
+    }
+
     /// With an injected clock (tests) and timeout.
     pub fn with_clock(base: &str, timeout: Duration, clock: fn() -> Stamp) -> Scraper {
         Scraper {

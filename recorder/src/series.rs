@@ -1,6 +1,7 @@
-//! The gauge series (docs/run-folder.md#series): one row per successful reading, the
-//! header at the first success, every row flushed as written so a kill leaves a readable
-//! file, and the recorder thread `record` runs during the load.
+//! The gauge series (docs/run-folder.md#series): one row per successful reading and a line
+//! per failed one (when, why), the header first, every line flushed as written so a kill
+//! leaves a readable file, and the recorder thread `record` runs during the load. A write
+//! that fails ends the recording and is reported as the run's write fault.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -9,13 +10,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use analyzer::docs::{self, Row, SeriesHeader};
+use analyzer::docs::{self, FailedScrape, Row, SeriesHeader};
 use analyzer::num::round_dp;
 use analyzer::prom::Exposition;
 use analyzer::rules::t17_prefix_cache_hits as prefix_cache;
 use analyzer::Engine;
 
+use crate::clock::Stamp;
 use crate::scrape::{Reading, Scraper};
+use crate::write_fault::WriteFault;
 
 /// A KV gauge that matched more than one series in one reading.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,13 +104,20 @@ fn ambiguity(x: &Exposition, name: &str) -> Ambiguity {
     }
 }
 
-/// Appends rows to a series file: the header at the first success, each line flushed.
+/// Appends rows to a series file: the header before the first line, each line flushed.
 pub struct SeriesWriter {
     file: File,
+    /// The file's name, for messages.
+    pub name: String,
     url: String,
     interval_s: f64,
+    /// The engine the run already knows, if any; else the first reading's.
+    known: Option<Engine>,
     engine: Option<Engine>,
+    header_written: bool,
     pub rows: usize,
+    /// Failed readings written.
+    pub failed: usize,
     ambiguous_rows: usize,
     ambiguity: Option<Ambiguity>,
 }
@@ -117,23 +127,40 @@ impl SeriesWriter {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
         Ok(SeriesWriter {
             file,
+            name: path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into(),
+            ),
             url: url.trim_end_matches('/').to_string(),
             interval_s,
+            known: None,
             engine: None,
+            header_written: false,
             rows: 0,
+            failed: 0,
             ambiguous_rows: 0,
             ambiguity: None,
         })
     }
 
-    /// The header line: told once, from the first successful reading (none: no engine).
+    /// The engine the rows are read as, when the run knows it before the first reading
+    /// (so a failed reading before any success still gets a header naming it).
+    pub fn knowing(mut self, engine: Option<Engine>) -> SeriesWriter {
+        self.known = engine;
+        self
+    }
+
+    /// The header line, once: the engine known, else the first successful reading's
+    /// (none: no engine).
     fn header(&mut self, engine: Option<Engine>) -> std::io::Result<()> {
         let header = SeriesHeader {
             url: Some(self.url.clone()),
             interval_s: Some(self.interval_s),
             engine,
         };
-        self.line(&docs::to_line(&header))
+        self.line(&docs::to_line(&header))?;
+        self.header_written = true;
+        Ok(())
     }
 
     fn line(&mut self, text: &str) -> std::io::Result<()> {
@@ -161,9 +188,11 @@ impl SeriesWriter {
         let engine = match self.engine {
             Some(e) => e,
             None => {
-                // Told once, from the first successful reading's names.
-                let e = shown.unwrap_or(Engine::Vllm);
-                self.header(Some(e))?;
+                // Told once: the engine known, else the first successful reading's names.
+                let e = self.known.or(shown).unwrap_or(Engine::Vllm);
+                if !self.header_written {
+                    self.header(Some(e))?;
+                }
                 self.engine = Some(e);
                 e
             }
@@ -178,12 +207,21 @@ impl SeriesWriter {
         Ok(row)
     }
 
-    /// Ends the file: a header without `engine` when no reading succeeded. Returns the
+    /// Writes a failed reading (and the header before it when it is the first line).
+    pub fn write_failed(&mut self, failed: &FailedScrape) -> std::io::Result<()> {
+        if !self.header_written {
+            self.header(self.known)?;
+        }
+        self.line(&failed.line())?;
+        self.failed += 1;
+        Ok(())
+    }
+
+    /// Ends the file: a header without `engine` when no line was written. Returns the
     /// note about an ambiguous KV gauge, if any.
     pub fn close(&mut self) -> std::io::Result<Option<String>> {
-        if self.engine.is_none() {
-            self.header(None)?;
-            self.engine = Some(Engine::Vllm);
+        if !self.header_written {
+            self.header(self.known)?;
         }
         Ok(self.ambiguity.as_ref().map(|a| {
             format!(
@@ -206,14 +244,28 @@ pub struct Summary {
     pub rows: usize,
     pub failures: usize,
     pub note: Option<String>,
+    /// The write that failed, in words ("no space left on device while writing …").
     pub write_error: Option<String>,
 }
 
 /// How often a parked series thread looks at its stop flag.
 const STOP_CHECK: Duration = Duration::from_millis(100);
 
-/// Records until `stop` is set: read, write, wait `interval` (interruptibly), repeat.
-/// `verbose` prints `scrape failed: ERROR` per failed reading (`watch`).
+/// A failed reading's line: why, and when the attempt started and ended.
+fn failed_line(why: String, started: Stamp, ended: Stamp) -> FailedScrape {
+    FailedScrape {
+        scrape_failed: why,
+        started_wall: round_dp(started.wall, 6),
+        ended_wall: round_dp(ended.wall, 6),
+        started_mono_ns: Some(started.mono_ns),
+        ended_mono_ns: Some(ended.mono_ns),
+    }
+}
+
+/// Records until `stop` is set: read, write, wait `interval` (interruptibly), repeat. A
+/// failed reading is written as it happens; a failed write ends the recording and is
+/// reported to `fault`. `verbose` prints `scrape failed: ERROR` per failed reading
+/// (`watch`).
 pub fn record_until(
     scraper: &Scraper,
     writer: &mut SeriesWriter,
@@ -221,27 +273,28 @@ pub fn record_until(
     stop: &AtomicBool,
     latest: &Latest,
     verbose: bool,
+    fault: &WriteFault,
 ) -> Summary {
     let mut summary = Summary::default();
     while !stop.load(Ordering::SeqCst) {
-        match scraper.scrape() {
-            Ok(reading) => match writer.write(&reading) {
-                Ok(row) => {
-                    if let Ok(mut latest) = latest.lock() {
-                        *latest = Some(row);
-                    }
+        let started = Stamp::now();
+        let written = match scraper.scrape() {
+            Ok(reading) => writer.write(&reading).map(|row| {
+                if let Ok(mut latest) = latest.lock() {
+                    *latest = Some(row);
                 }
-                Err(e) => {
-                    summary.write_error = Some(e.to_string());
-                    break;
-                }
-            },
+            }),
             Err(e) => {
                 summary.failures += 1;
                 if verbose {
                     eprintln!("scrape failed: {}", analyzer::term::escape(&e.to_string()));
                 }
+                writer.write_failed(&failed_line(e.to_string(), started, Stamp::now()))
             }
+        };
+        if let Err(e) = written {
+            summary.write_error = Some(fault.report(&e, &writer.name));
+            break;
         }
         // Parked between readings: `Recorder::finish` wakes the thread at once; a stop
         // set without a wake-up (`watch`) is seen within 100 ms.
@@ -256,7 +309,10 @@ pub fn record_until(
     summary.rows = writer.rows;
     match writer.close() {
         Ok(note) => summary.note = note,
-        Err(e) => summary.write_error = Some(e.to_string()),
+        Err(e) => {
+            let text = fault.report(&e, &writer.name);
+            summary.write_error.get_or_insert(text);
+        }
     }
     summary
 }
@@ -271,13 +327,26 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn start(scraper: Scraper, mut writer: SeriesWriter, interval: Duration) -> Recorder {
+    pub fn start(
+        scraper: Scraper,
+        mut writer: SeriesWriter,
+        interval: Duration,
+        fault: WriteFault,
+    ) -> Recorder {
         let stop = Arc::new(AtomicBool::new(false));
         let latest: Latest = Arc::new(Mutex::new(None));
         let (tx, done) = std::sync::mpsc::channel();
         let (stop2, latest2) = (stop.clone(), latest.clone());
         let handle = std::thread::spawn(move || {
-            let summary = record_until(&scraper, &mut writer, interval, &stop2, &latest2, false);
+            let summary = record_until(
+                &scraper,
+                &mut writer,
+                interval,
+                &stop2,
+                &latest2,
+                false,
+                &fault,
+            );
             let _ = tx.send(summary);
         });
         Recorder {
@@ -395,6 +464,86 @@ mod tests {
         let s = analyzer::series::Series::read("a", cut.as_bytes()).unwrap();
         assert_eq!(s.rows.len(), 1);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Records with `scraper` until `enough` says so or the recording ends (10 s at most).
+    fn record_until_enough(
+        scraper: &Scraper,
+        writer: &mut SeriesWriter,
+        enough: impl Fn() -> bool,
+    ) -> (Summary, WriteFault) {
+        let stop = AtomicBool::new(false);
+        let latest: Latest = Arc::new(Mutex::new(None));
+        let fault = WriteFault::default();
+        let every = Duration::from_millis(10);
+        let summary = std::thread::scope(|s| {
+            let recording =
+                s.spawn(|| record_until(scraper, writer, every, &stop, &latest, false, &fault));
+            let end = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < end && !recording.is_finished() && !enough() {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            stop.store(true, Ordering::SeqCst);
+            recording.join().unwrap()
+        });
+        (summary, fault)
+    }
+
+    #[test]
+    fn failed_readings_are_written_as_they_happen() {
+        let dir = std::env::temp_dir().join(format!("rec-series3-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let p = dir.join("c.series.jsonl");
+        let _ = std::fs::remove_file(&p);
+        // A port nothing listens on: every reading is refused.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let scraper = Scraper::new(&format!("http://127.0.0.1:{port}"));
+        let mut w = SeriesWriter::create(&p, &scraper.base, 0.01)
+            .unwrap()
+            .knowing(Some(Engine::Sglang));
+        let four_lines = || std::fs::read_to_string(&p).is_ok_and(|t| t.lines().count() >= 4);
+        let (summary, fault) = record_until_enough(&scraper, &mut w, four_lines);
+        assert!(summary.failures >= 3, "{summary:?}");
+        assert_eq!(
+            (summary.rows, summary.write_error, fault.get()),
+            (0, None, None)
+        );
+        let text = std::fs::read_to_string(&p).unwrap();
+        // The header names the engine the run knew, before the first failed reading.
+        assert!(
+            text.starts_with("{\"schema\": \"inferlint.series/1\""),
+            "{text}"
+        );
+        assert!(text
+            .lines()
+            .next()
+            .unwrap()
+            .contains("\"engine\": \"sglang\""));
+        let s = analyzer::series::Series::read("c", text.as_bytes()).unwrap();
+        assert_eq!(s.failed.len(), summary.failures);
+        assert_eq!(s.skipped, 0);
+        for f in &s.failed {
+            assert!(f.started_wall <= f.ended_wall, "{f:?}");
+            assert!(!f.scrape_failed.is_empty());
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_failed_write_ends_the_recording_and_is_the_runs_fault() {
+        // /dev/full answers every write with "no space left on device".
+        let full = Path::new("/dev/full");
+        let scraper = Scraper::new("http://127.0.0.1:9");
+        let mut w = SeriesWriter::create(full, &scraper.base, 0.01).unwrap();
+        let (summary, fault) = record_until_enough(&scraper, &mut w, || false);
+        let want = "no space left on device while writing full";
+        assert_eq!(summary.write_error.as_deref(), Some(want));
+        assert_eq!(fault.get(), Some(want));
+        assert_eq!(summary.failures, 1, "stopped at the first failed write");
     }
 
     #[test]

@@ -144,6 +144,14 @@ pub fn send(to: Target, sig: StopSignal) -> Delivery {
         Target::Group(g) => nix::sys::signal::killpg(Pid::from_raw(g), sig),
         Target::Pid(p) => nix::sys::signal::kill(Pid::from_raw(p), sig),
     };
+    if r.is_ok() && sig == Signal::SIGTERM {
+        // A stopped process (SIGSTOP, a debugger) acts on SIGTERM only once it runs again:
+        // it is woken so the orderly stop can happen now, not after the wait for it.
+        let _ = match to {
+            Target::Group(g) => nix::sys::signal::killpg(Pid::from_raw(g), Signal::SIGCONT),
+            Target::Pid(p) => nix::sys::signal::kill(Pid::from_raw(p), Signal::SIGCONT),
+        };
+    }
     match r {
         Ok(()) => Delivery::Sent,
         Err(Errno::ESRCH) => Delivery::Gone,

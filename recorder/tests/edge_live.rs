@@ -200,14 +200,15 @@ fn signalled(td: &Json) -> Vec<(String, i64, String)> {
         .collect()
 }
 
-/// `record` in its load against a simulated vLLM whose engine child is stopped with
-/// SIGSTOP, so the API server's own shutdown waits for it: a server slow to stop.
-/// Returns the recorder, the launched PID and the engine child's.
+/// `record` in its load against a simulated vLLM slow to stop (its shutdown starts 20 s
+/// after the stop signal, as an engine busy releasing the card). Returns the recorder,
+/// the launched PID and the engine child's.
 fn record_with_a_slow_stop(w: &World) -> (Recording, i32, i32) {
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
-    let serve =
-        format!("vllm serve /models/Qwen3-8B --port {port} --max-num-seqs 8 --sim-speed 10");
+    let serve = format!(
+        "vllm serve /models/Qwen3-8B --port {port} --max-num-seqs 8 --sim-speed 10 --sim-slow-stop 20"
+    );
     let mut c = w.recorder();
     c.args(["record", "-o", "run", "--no-probe", "--serve", &serve, "--"])
         .args(bench(&base, "/models/Qwen3-8B", 64, 4000));
@@ -221,7 +222,6 @@ fn record_with_a_slow_stop(w: &World) -> (Recording, i32, i32) {
     );
     let top = launched_pid(&run);
     let core = engine_core_of(top, 10);
-    signal(core, libc::SIGSTOP);
     (rec, top, core)
 }
 
@@ -282,7 +282,7 @@ fn a_second_signal_during_the_stop_kills_at_once_and_abandons_the_teardown() {
         rec.wait_line("== stop the server", 60),
         "the stop did not begin"
     );
-    // The API server got SIGTERM and now waits for its stopped engine child.
+    // The API server got SIGTERM and is slow to act on it.
     std::thread::sleep(Duration::from_millis(300));
     let t = Instant::now();
     signal(rec.pid(), libc::SIGINT);

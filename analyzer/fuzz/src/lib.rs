@@ -17,7 +17,7 @@ use analyzer::pack;
 use analyzer::plausible::{self, Implausible, Quantity};
 use analyzer::prom::Exposition;
 use analyzer::rules::verdict::Status;
-use analyzer::series::{column, Series};
+use analyzer::series::{column, coverage, Series};
 use analyzer::snapshot::{self, Snapshot};
 
 /// Separates the files of a whole run in one fuzz input: `name\n bytes` per file
@@ -164,6 +164,22 @@ pub fn series(data: &[u8]) {
             .unwrap_or_else(|e| panic!("a written row does not read back: {e}\n{line}"));
         assert_eq!(back.rows.len(), 1, "{line}");
         assert_eq!(back.rows.get(0).line(engine), line);
+    }
+    // Each failed reading written back reads back the same, and never as a row.
+    for f in &s.failed {
+        let line = f.line();
+        let back = Series::read("f", line.as_bytes())
+            .unwrap_or_else(|e| panic!("a written failed reading does not read back: {e}\n{line}"));
+        assert!(back.rows.is_empty(), "{line}");
+        assert_eq!(back.failed, std::slice::from_ref(f), "{line}");
+    }
+    // Where the readings end against a load around them: said without a panic.
+    if let (Some(first), Some(last)) = (s.rows.t_wall().first(), s.rows.t_wall().last()) {
+        let load = coverage::LoadWindow {
+            started_wall: *first,
+            ended_wall: last + 60.0,
+        };
+        let _ = coverage::coverage(&s, load).cannot_tell(None);
     }
 }
 

@@ -140,6 +140,13 @@ pub fn analyze_with_series(
             notes.push(ENGINE_UNNAMED.to_string());
         }
     }
+    // Readings that stop before the load's end judge only a part of it (series/coverage.rs).
+    if let (Some(s), Some(m)) = (cx.series.present(), cx.manifest) {
+        if let Some(load) = crate::series::coverage::LoadWindow::of(m) {
+            let ends = crate::series::coverage::coverage(s, load);
+            crate::rules::readings_end::qualify(&mut results, &ends, m.outcome_problem.as_deref());
+        }
+    }
     if d.outcome.is_broken() {
         let ready_line = logs.first().and_then(|l| l.facts.ready_lineno);
         runner::qualify_broken(&mut results, &d.outcome, ready_line);

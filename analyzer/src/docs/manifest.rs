@@ -101,6 +101,21 @@ keywords! {
     }
 }
 
+keywords! {
+    /// Why the recorder stopped the load before it ended: a fault it watches for.
+    pub enum LoadStop {
+        /// The launched server exited.
+        ServerExited = "server_exited",
+        /// The launched server stayed stopped (SIGSTOP, a debugger).
+        ServerPaused = "server_paused",
+        /// The server's health check kept failing while its process lived (an engine
+        /// dead under an API server kept alive).
+        ServerUnhealthy = "server_unhealthy",
+        /// A write into the run folder failed (a full disk).
+        WriteFailed = "write_failed",
+    }
+}
+
 /// The load command and how it ended.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -116,6 +131,14 @@ pub struct Load {
     pub signal: Option<String>,
     pub started_wall: Option<f64>,
     pub ended_wall: Option<f64>,
+    /// Why the recorder stopped the load, when a fault made it; left out otherwise, and
+    /// read as none when the word is not one of these.
+    #[serde(
+        default,
+        deserialize_with = "super::lenient::or_none",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub stopped_for: Option<LoadStop>,
     /// Several load commands run one after another (`-- A --then B`), each a phase of the
     /// run, in order. Left out for a single command, so its manifest reads and writes as
     /// before; then the fields above describe the whole sequence (`argv_given` with its

@@ -36,7 +36,7 @@ pub use gpu::{GpuCard, GpuHeader, GpuRow};
 pub use manifest::Manifest;
 pub use probe::Probe;
 pub use processes::Processes;
-pub use series::{Row, SeriesHeader};
+pub use series::{FailedScrape, Row, SeriesHeader};
 pub use snapshot::SnapshotDoc;
 pub use teardown::Teardown;
 
@@ -101,6 +101,10 @@ pub const GATE: &str = "gate.json";
 pub const PROBE: &str = "probe.json";
 pub const TEARDOWN: &str = "teardown.json";
 pub const PROCESSES: &str = "processes.json";
+/// Room the recorder sets aside in a run folder while it records (zeros, never read) and
+/// frees when a write fails for want of it, so that a full disk still leaves how the run
+/// ended written down. Hidden: it is no document and is gone once the run is closed.
+pub const RESERVE: &str = ".inferlint-reserve";
 /// The Report `inferlint analyze` writes (docs/run-folder.md#results-json); never read
 /// back.
 pub const RESULTS: &str = "results.json";

@@ -1,7 +1,7 @@
-//! A series file's lines (`inferlint.series/1`, docs/run-folder.md#series): the header
-//! and one sample row per reading. The row's field names are the column names, declared
-//! once here and shared by the analyzer's reader (its fast path included) and the
-//! recorder's writer.
+//! A series file's lines (`inferlint.series/1`, docs/run-folder.md#series): the header,
+//! one sample row per reading, and a line per reading that failed. The row's field names
+//! are the column names, declared once here and shared by the analyzer's reader (its fast
+//! path included) and the recorder's writer.
 
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -41,6 +41,35 @@ fn header_engine<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Engine
         crate::json::Json::Str(key) => Some(Engine::from_key(&key).unwrap_or(Engine::Vllm)),
         _ => None,
     })
+}
+
+/// A reading that failed: when the recorder asked for the metrics and why it got none
+/// (a timeout, a refused connection, an error status). Written as it happens, between
+/// the rows, so a reader knows where the readings stop and why. Its marker key comes
+/// first and it has no `t_wall`, so a reader older than it skips it as a damaged line
+/// instead of taking it for a reading.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailedScrape {
+    /// Why, in words: "timed out after 10 s", "HTTP 503 Service Unavailable at /metrics".
+    pub scrape_failed: String,
+    /// When the attempt started and ended: wall clock (unix seconds, 6 decimals)…
+    pub started_wall: f64,
+    pub ended_wall: f64,
+    /// …and the monotonic clock of the rows' `t_mono_ns`.
+    #[serde(default, deserialize_with = "lenient::int_trunc")]
+    pub started_mono_ns: Option<i64>,
+    #[serde(default, deserialize_with = "lenient::int_trunc")]
+    pub ended_mono_ns: Option<i64>,
+}
+
+impl FailedScrape {
+    /// The key that makes a line a failed reading (the first field's name).
+    pub const MARKER: &'static str = "scrape_failed";
+
+    /// The line as the recorder writes it.
+    pub fn line(&self) -> String {
+        crate::json::to_compact(self)
+    }
 }
 
 /// Declares the row struct and [`Row::COLUMNS`] from one list of fields, so the column
@@ -239,6 +268,29 @@ mod tests {
             ..row
         };
         assert!(nan.line(Engine::Sglang).contains("\"kv_usage\": null"));
+    }
+
+    #[test]
+    fn a_failed_reading_is_its_own_line_marker_first() {
+        let f = FailedScrape {
+            scrape_failed: "timed out after 10 s".into(),
+            started_wall: 1790000000.25,
+            ended_wall: 1790000010.25,
+            started_mono_ns: Some(5_000_000_000),
+            ended_mono_ns: Some(15_000_000_000),
+        };
+        let line = f.line();
+        assert_eq!(
+            line,
+            "{\"scrape_failed\": \"timed out after 10 s\", \"started_wall\": 1790000000.25, \
+             \"ended_wall\": 1790000010.25, \"started_mono_ns\": 5000000000, \
+             \"ended_mono_ns\": 15000000000}"
+        );
+        assert!(line.starts_with(&format!("{{\"{}\"", FailedScrape::MARKER)));
+        assert!(!line.contains(&format!("\"{}\"", Row::COLUMNS[Row::T_WALL])));
+        let back: FailedScrape =
+            crate::json::from_json(&crate::json::parse(&line).unwrap()).unwrap();
+        assert_eq!(back, f);
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod absent;
 mod failure;
 pub mod load_figures;
 pub mod outcome;
+pub mod readings_end;
 pub mod registry;
 pub mod runner;
 pub mod scope;

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::bench::BenchResult;
 use crate::bootlog::{BootLog, Failure};
-use crate::docs::manifest::Exit;
+use crate::docs::manifest::{Exit, LoadStop};
 use crate::docs::teardown::{Delivery, Target, Teardown};
 use crate::manifest::Manifest;
 use crate::rules::verdict::{CheckResult, Status};
@@ -106,6 +106,12 @@ pub fn read(e: &Evidence<'_>) -> RunOutcome {
             out.server_died = Some(how);
         }
         None => {}
+    }
+    // An engine that died under a living API server: only its health check said so.
+    if out.server_died.is_none() && m.load_stopped_for == Some(LoadStop::ServerUnhealthy) {
+        out.server_died = Some(
+            "stopped answering its health check (its engine died; its process lived on)".into(),
+        );
     }
     match m.outcome_state.as_deref() {
         Some("running") => {
@@ -300,6 +306,29 @@ mod tests {
         };
         let o = read(&ev(&m, Some(&t)));
         assert_eq!(o.server_died.as_deref(), Some("was killed by SIGKILL"));
+    }
+
+    #[test]
+    fn an_engine_dead_under_a_living_api_server_died_during_the_run() {
+        // The recorder stopped the load on its failing health check, then stopped the
+        // server itself: no exit of its own, yet its engine died.
+        let mut m = served(Some(Exit::Code(0)), "problem");
+        m.load_stopped_for = Some(LoadStop::ServerUnhealthy);
+        let o = read(&ev(&m, Some(&stopped())));
+        assert_eq!(
+            o.server_died.as_deref(),
+            Some("stopped answering its health check (its engine died; its process lived on)")
+        );
+        let t7 = o.t7_death(&[], None).unwrap();
+        assert_eq!(t7.status, Status::Fail);
+        assert!(t7
+            .message
+            .starts_with("The server stopped answering its health check"));
+        // The other faults the recorder stops a load for are not the engine's death.
+        for other in [LoadStop::ServerPaused, LoadStop::WriteFailed] {
+            m.load_stopped_for = Some(other);
+            assert_eq!(read(&ev(&m, Some(&stopped()))).server_died, None);
+        }
     }
 
     #[test]

@@ -66,6 +66,7 @@ pub fn record(args: RecordArgs, argv: Vec<String>) -> Result<i32> {
         interval: args.interval,
         ready_timeout: args.ready_timeout,
         stop_card_timeout: args.stop_card_timeout,
+        scrape_timeout: args.scrape_timeout,
         require_gpu_check: args.require_gpu_check,
         no_probe: args.no_probe,
         title: args.title,

@@ -22,7 +22,7 @@ pub fn watch(args: WatchArgs) -> Result<i32> {
         return super::replicas::watch(&url, selector, engine, out, args.interval, args.duration);
     }
     let url = args.url.as_deref().unwrap_or_default();
-    let (scraper, _) = match checked_reading(url, engine) {
+    let (scraper, first) = match checked_reading(url, engine) {
         Ok(x) => x,
         Err(status) => return Ok(status),
     };
@@ -31,7 +31,8 @@ pub fn watch(args: WatchArgs) -> Result<i32> {
         std::fs::create_dir_all(p)?;
     }
     let mut writer = SeriesWriter::create(&args.out, &scraper.base, args.interval)
-        .with_context(|| format!("cannot write {}", args.out.display()))?;
+        .with_context(|| format!("cannot write {}", args.out.display()))?
+        .knowing(first.engine());
     let stop = Arc::new(AtomicBool::new(false));
     let stop_setter = stop.clone();
     let duration = args.duration;
@@ -50,16 +51,16 @@ pub fn watch(args: WatchArgs) -> Result<i32> {
         &stop,
         &latest,
         true,
+        &crate::write_fault::WriteFault::default(),
     );
-    if let Some(e) = summary.write_error {
-        eprintln!(
-            "inferlint-recorder: writing {} failed: {e}",
-            args.out.display()
-        );
-    }
     println!("{} samples -> {}", summary.rows, args.out.display());
     if let Some(n) = summary.note {
         eprintln!("{n}");
+    }
+    // A recording cut short by a failed write is no success.
+    if let Some(e) = summary.write_error {
+        eprintln!("inferlint-recorder: the series stopped early: {e}");
+        return Ok(1);
     }
     Ok(0)
 }

@@ -1,5 +1,6 @@
-//! Step 18, close: the closing steps that still apply, the final
-//! manifest (outcome, times, files), the analysis and the exit status.
+//! Step 18, close: the closing steps that still apply, the final manifest (outcome, times,
+//! files), the reserve freed, the analysis and the exit status. A write into the folder
+//! that failed is the run's problem even when it came late.
 
 use std::path::Path;
 
@@ -15,6 +16,9 @@ impl Run {
         let mut stop = flow.err();
         self.after_load(&mut stop);
         self.stop_server(&mut stop);
+        if let (None, Some(why)) = (&stop, self.fault.get()) {
+            stop = Some(Stop::Problem(Stage::After, why.to_string()));
+        }
         if signals::interrupted() && !matches!(stop, Some(Stop::Interrupted(_))) {
             let stage = match &stop {
                 Some(Stop::Problem(stage, _)) => *stage,
@@ -30,6 +34,7 @@ impl Run {
             self.manifest.files.sort();
         }
         self.save_manifest();
+        crate::write_fault::release(&self.opts.dir);
         let captured = match &stop {
             Some(Stop::Interrupted(_)) => 130,
             Some(Stop::Problem(..)) => 1,

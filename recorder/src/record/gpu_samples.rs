@@ -13,7 +13,8 @@ impl Run {
     /// Starts sampling the cards at the series' interval.
     pub(super) fn gpu_start(&mut self) {
         let path = self.opts.dir.join(GPU_SAMPLES);
-        match Sampler::start(&path, Duration::from_secs_f64(self.opts.interval)) {
+        let interval = Duration::from_secs_f64(self.opts.interval);
+        match Sampler::start(&path, interval, self.fault.clone()) {
             Ok(s) => self.gpu = Some(s),
             Err(e) => self
                 .manifest

@@ -5,12 +5,12 @@
 
 use std::time::{Duration, SystemTime};
 
-use analyzer::docs::manifest::{LoadRun, Stage};
+use analyzer::docs::manifest::{LoadRun, LoadStop, Stage};
 use analyzer::docs::{LOAD_LOG, SERIES};
 
+use super::watch::ServerWatch;
 use super::{close::quote, problem, ResultPlan, Run, Step, Stop};
 use crate::load;
-use crate::scrape::Scraper;
 use crate::series::{Recorder, SeriesWriter};
 use crate::{clock, say};
 
@@ -27,11 +27,13 @@ impl Run {
             &self.manifest.url,
             self.opts.interval,
         )
-        .map_err(|e| Stop::Problem(Stage::Load, format!("cannot write {SERIES}: {e}")))?;
+        .map_err(|e| Stop::Problem(Stage::Load, self.fault.report(&e, SERIES)))?
+        .knowing(self.engine);
         let recorder = Recorder::start(
-            Scraper::new(&self.manifest.url),
+            self.scraper(),
             writer,
             Duration::from_secs_f64(self.opts.interval),
+            self.fault.clone(),
         );
         self.progress.follow(recorder.latest.clone());
         self.series = Some(recorder);
@@ -102,19 +104,27 @@ impl Run {
             let echo = self.progress.printer(self.opts.json);
             let progress = &self.progress;
             let log = self.opts.dir.join(LOAD_LOG);
-            let server = &mut self.server;
-            let mut said = false;
-            // A server that dies during the load stops the load: nothing it sends counts.
-            let ran = load::run(&plan.argv_run, &log, echo, &mut || {
+            let (server, fault, fs) = (&mut self.server, &self.fault, &self.fs);
+            let stopped = &mut self.load_stopped;
+            let stopped_for = &mut self.manifest.load.stopped_for;
+            // A fleet's address is its router, whose health is not one server's.
+            let health = self.fleet.is_none().then_some(self.manifest.url.as_str());
+            let mut watch = ServerWatch::start(health);
+            // A server that dies, stays paused or fails its health check during the load,
+            // or a write into the folder that fails, stops the load: nothing it sends
+            // after counts.
+            let ran = load::run(&plan.argv_run, &log, echo, fault, &mut || {
                 progress.tick();
-                let gone = server.as_mut().and_then(super::serve::ended_now);
-                if let (Some(how), false) = (&gone, said) {
-                    say(&format!(
-                        "== the server {how} during the load: stopping the load"
-                    ));
-                    said = true;
+                let why = watch.fault(server.as_mut(), fs).or_else(|| {
+                    let failed = fault.get()?;
+                    Some((LoadStop::WriteFailed, failed.to_string()))
+                });
+                if let (Some((kind, why)), None) = (&why, &stopped) {
+                    say(&format!("== {why}: stopping the load"));
+                    *stopped = Some(why.clone());
+                    *stopped_for = Some(*kind);
                 }
-                gone.is_some()
+                why.is_some()
             });
             let ended_wall = clock::wall();
             if let Some(r) = self.manifest.load.runs.last_mut().filter(|_| several) {
@@ -124,7 +134,9 @@ impl Run {
                     r.signal = ended.signal.clone();
                 }
             }
-            outcome = self.load_ended(ran, &log);
+            outcome = self
+                .load_ended(ran, &log)
+                .and_then(|()| self.stopped_problem());
             // Like `&&`: a command that failed or was stopped ends the sequence.
             if outcome.is_err() || self.load_failed {
                 break;
@@ -138,6 +150,16 @@ impl Run {
             b.load_end = len;
         }
         outcome
+    }
+
+    /// Why the load was stopped by the recorder, as the run's problem: a server that died
+    /// is said by the after step (its exit), the rest here.
+    fn stopped_problem(&mut self) -> Step<()> {
+        let died = self.server.as_mut().and_then(super::serve::ended_now);
+        match (&self.load_stopped, died) {
+            (Some(why), None) => problem(Stage::Load, why.clone()),
+            _ => Ok(()),
+        }
     }
 
     /// How one load command ended, into the manifest's overall exit.

@@ -43,7 +43,6 @@ impl Run {
                 ));
             }
         }
-        self.scraper = Some(Scraper::new(&self.manifest.url));
         self.save_manifest();
         Ok(())
     }

@@ -25,6 +25,7 @@ pub mod serve;
 mod snapshot;
 mod stop;
 mod version;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -38,6 +39,7 @@ use crate::docs::write_doc;
 use crate::procs::ProcFs;
 use crate::scrape::Scraper;
 use crate::series::Recorder;
+use crate::write_fault::{self, WriteFault};
 use crate::{progress, signals};
 
 pub use close::quote;
@@ -52,6 +54,8 @@ pub struct Options {
     pub requested: Option<i64>,
     pub bench_result: Option<PathBuf>,
     pub interval: f64,
+    /// Seconds a reading of the metrics may take (10; shorter only in tests).
+    pub scrape_timeout: f64,
     pub ready_timeout: f64,
     /// The clear-card rule's limit after the stop (120 s; shorter only in tests).
     pub stop_card_timeout: f64,
@@ -106,13 +110,17 @@ struct Run {
     /// Where each load command's result will be, in order (one per command run).
     result_plans: Vec<ResultPlan>,
     load_since: SystemTime,
-    scraper: Option<Scraper>,
     series: Option<Recorder>,
     /// The GPU sampler, during the load (T16).
     gpu: Option<crate::gpu_sampler::Sampler>,
     progress: progress::Progress,
     /// The replicas read through Prometheus, in a fleet run.
     fleet: Option<fleet::FleetRun>,
+    /// The first write into the folder that failed: it ends the run.
+    fault: WriteFault,
+    /// Why the load was stopped early when neither the load nor a signal ended it (the
+    /// server paused, a write failed).
+    load_stopped: Option<String>,
 }
 
 /// Where one load command's result will be, since when, and its names in the folder.
@@ -141,12 +149,29 @@ pub fn record(opts: Options) -> i32 {
         load_failed: false,
         result_plans: Vec::new(),
         load_since: SystemTime::now(),
-        scraper: None,
         series: None,
         gpu: None,
         fleet,
+        fault: WriteFault::default(),
+        load_stopped: None,
     };
-    run.save_manifest();
+    // A folder that cannot be written is refused before anything starts; the reserve
+    // keeps room for how the run ends even when the disk fills.
+    let dir = run.opts.dir.clone();
+    let first = write_fault::set_aside(&dir)
+        .map_err(|e| write_fault::describe(&e, docs::RESERVE))
+        .and_then(|()| {
+            write_doc(&dir, docs::MANIFEST, &run.manifest)
+                .map_err(|e| write_fault::describe(&e, docs::MANIFEST))
+        });
+    if let Err(why) = first {
+        write_fault::release(&dir);
+        eprintln!(
+            "inferlint-recorder: cannot write in {}: {why}; nothing was started",
+            dir.display()
+        );
+        return 1;
+    }
     crate::reaper::start();
     let flow = run.sequence(prepared.serve_argv);
     run.close(flow)
@@ -164,16 +189,35 @@ impl Run {
         self.write(docs::MANIFEST, &self.manifest);
     }
 
+    /// Writes a document into the run folder. A failure is the run's write fault; the
+    /// reserve is freed and the write tried once more, so how the run ended still fits.
     fn write<T: Document>(&self, name: &str, doc: &T) {
-        write_in(&self.opts.dir, name, doc);
+        let dir = &self.opts.dir;
+        if let Err(e) = write_doc(dir, name, doc) {
+            let why = self.fault.report(&e, name);
+            if !(write_fault::release(dir) && write_doc(dir, name, doc).is_ok()) {
+                eprintln!("inferlint-recorder: {why}");
+            }
+        }
     }
 
+    /// A signal, or a write into the folder that failed, ends the run at `stage`.
     fn check_signal(&self, stage: Stage) -> Step<()> {
         if signals::interrupted() {
             Err(Stop::Interrupted(stage))
+        } else if let Some(why) = self.fault.get() {
+            problem(stage, why)
         } else {
             Ok(())
         }
+    }
+
+    /// The scraper of one reading of the server's metrics.
+    fn scraper(&self) -> Scraper {
+        Scraper::with_timeout(
+            &self.manifest.url,
+            std::time::Duration::from_secs_f64(self.opts.scrape_timeout),
+        )
     }
 
     /// Steps 2–14.
@@ -205,6 +249,8 @@ impl Run {
         } else {
             self.before_step()?;
         }
+        // The before snapshot may have found the folder full.
+        self.check_signal(Stage::Before)?;
         self.load_step()
     }
 }

@@ -1,19 +1,19 @@
 //! Steps 12 and 15, the snapshots: the metrics just before the load
 //! (a failure ends the run: the load is not run) and just after it (taken as soon as the
-//! load ended, however it ended).
+//! load ended, however it ended, unless the recorder stopped the load because the server
+//! was paused or a write failed: then no reading is coming, or there is no room for it).
 
 use analyzer::docs::manifest::Stage;
 use analyzer::docs::{AFTER_SNAPSHOT, BEFORE_SNAPSHOT};
 
 use super::{problem, Run, Step, Stop};
-use crate::scrape::Scraper;
 use crate::signals;
 
 impl Run {
     /// Step 12.
     pub(super) fn before_step(&mut self) -> Step<()> {
-        let base = self.manifest.url.clone();
-        match signals::abandonable(0, move || Scraper::new(&base).scrape()) {
+        let scraper = self.scraper();
+        match signals::abandonable(0, move || scraper.scrape()) {
             None => Err(Stop::Interrupted(Stage::Before)),
             Some(Err(e)) => problem(
                 Stage::Before,
@@ -28,8 +28,15 @@ impl Run {
 
     /// Step 15's snapshot: a failure is the run's problem unless it already has one.
     pub(super) fn after_step(&mut self, stop: &mut Option<Stop>) {
-        let base = self.manifest.url.clone();
-        match signals::abandonable(usize::MAX, move || Scraper::new(&base).scrape()) {
+        let died = self.server.as_mut().and_then(super::serve::ended_now);
+        if let (Some(why), None) = (&self.load_stopped, died) {
+            self.manifest
+                .notes
+                .push(format!("no snapshot after the load: {why}"));
+            return;
+        }
+        let scraper = self.scraper();
+        match signals::abandonable(usize::MAX, move || scraper.scrape()) {
             Some(Ok(reading)) => self.write(AFTER_SNAPSHOT, &reading.snapshot_doc()),
             Some(Err(e)) if stop.is_none() => {
                 let why = match self.server.as_mut().and_then(super::serve::ended_now) {

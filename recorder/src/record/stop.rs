@@ -13,7 +13,7 @@ use analyzer::docs::{PROCESSES, TEARDOWN};
 use analyzer::rules::t02_orphaned_engine::{self as t02, CardCheck, Rule};
 
 use super::serve::{exit_of, tree_snapshot, Server};
-use super::{write_in, Run, Stop};
+use super::{Run, Stop};
 use crate::procs::{self, ProcFs};
 use crate::teardown::{self, send_recorded, Live};
 use crate::{say, signals};
@@ -22,19 +22,20 @@ impl Run {
     /// Step 17. A second signal during the stop makes the run `interrupted`.
     pub(super) fn stop_server(&mut self, stop: &mut Option<Stop>) {
         let fs = self.fs.clone();
-        let Some(server) = self.server.as_mut() else {
+        let Some(mut taken) = self.server.take() else {
             return;
         };
         say("== stop the server");
-        self.trees.push(tree_snapshot(server, &fs, When::Stop));
-        let len = std::fs::metadata(&server.log).ok().map(|m| m.len());
+        self.trees.push(tree_snapshot(&mut taken, &fs, When::Stop));
+        let len = std::fs::metadata(&taken.log).ok().map(|m| m.len());
         if let Some(b) = self.manifest.boot_log.as_mut() {
             b.stop = len;
         }
         let processes = Processes {
             snapshots: self.trees.clone(),
         };
-        write_in(&self.opts.dir, PROCESSES, &processes);
+        self.write(PROCESSES, &processes);
+        let server = self.server.insert(taken);
         // The signal that interrupted the run (if any) starts an orderly stop; any further
         // one escalates it, also when it came before the stop began (while the load was
         // being ended or the after snapshot taken): a second signal is never lost.

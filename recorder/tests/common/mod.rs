@@ -4,6 +4,7 @@
 //! analyzer library to read the verdicts of a recorded folder.
 #![allow(dead_code)]
 
+pub mod isolated;
 pub mod real;
 pub mod sglang;
 

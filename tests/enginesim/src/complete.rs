@@ -153,6 +153,13 @@ pub async fn serve(
         }
     }
     let n = srv.requests_seen.fetch_add(1, Ordering::SeqCst) + 1;
+    // An API server kept alive after its engine died fails every request it gets.
+    if srv.engine_dead.load(Ordering::SeqCst) {
+        return reply(
+            500,
+            json!({"error": {"message": "EngineCore encountered an issue. See stack trace (above) for the root cause.", "code": 500}}),
+        );
+    }
     if srv.crash_at == Some(n) {
         if let Some(f) = &srv.on_crash {
             // A dead engine fails vLLM's health check at once (the API server lives on for
@@ -160,6 +167,7 @@ pub async fn serve(
             if srv.kind == Kind::Vllm {
                 srv.healthy.store(false, Ordering::SeqCst);
             }
+            srv.engine_dead.store(true, Ordering::SeqCst);
             f(n);
             srv.done(&peer, "POST", path, 500);
         }

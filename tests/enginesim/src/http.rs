@@ -78,8 +78,13 @@ pub struct Server {
     /// Fault: the engine dies when this request number (1-based, after ready) arrives.
     pub crash_at: Option<u64>,
     pub on_crash: Option<CrashFn>,
-    /// Fault: metrics stop answering after this many scrapes.
+    /// Fault: metrics stop answering after this many scrapes…
     pub metrics_stall_after: Option<u64>,
+    /// …and answer after this many seconds each (never, when none).
+    pub metrics_stall_for: Option<f64>,
+    /// The engine died and the API server lives on (vLLM's
+    /// `VLLM_KEEP_ALIVE_ON_ENGINE_DEATH`): every generation request fails.
+    pub engine_dead: AtomicBool,
     pub scrapes: AtomicU64,
     pub requests_seen: AtomicU64,
     /// Requests admission control turned away.
@@ -290,8 +295,11 @@ async fn metrics(srv: &Arc<Server>) -> Response<SimBody> {
     let n = srv.scrapes.fetch_add(1, Ordering::SeqCst) + 1;
     if let Some(k) = srv.metrics_stall_after {
         if n > k {
-            // Fault: the endpoint hangs, as a wedged exporter does.
-            std::future::pending::<()>().await;
+            // Fault: the endpoint hangs, as a wedged exporter does, for good or for a while.
+            match srv.metrics_stall_for {
+                Some(s) => tokio::time::sleep(std::time::Duration::from_secs_f64(s)).await,
+                None => std::future::pending::<()>().await,
+            }
         }
     }
     text_resp(

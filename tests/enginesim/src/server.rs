@@ -44,8 +44,11 @@ pub struct Faults {
     pub fail_start: Option<String>,
     /// T7: the engine dies when request number N (after ready) arrives.
     pub crash_at: Option<u64>,
-    /// Metrics stop answering after N scrapes.
+    /// Metrics stop answering after N scrapes…
     pub metrics_stall_after: Option<u64>,
+    /// …and answer after this many seconds each instead of never
+    /// (`--sim-metrics-stall-for S`).
+    pub metrics_stall_for: Option<f64>,
     /// T6: the draft model picks its own attention backend.
     pub drafter_ignores_backend: bool,
     /// T4/T11: the memory left for KV differs from start to start.
@@ -56,6 +59,9 @@ pub struct Faults {
     /// T18: simulated seconds the first step of a batch larger than any before costs after
     /// ready. `--sim-warmup-cost S` or `INFERLINT_SIM_WARMUP_COST`.
     pub warmup_cost: Option<f64>,
+    /// A server slow to stop: seconds between the stop signal and the start of its
+    /// shutdown, as an engine busy releasing the card takes (`--sim-slow-stop S`, vLLM).
+    pub slow_stop: Option<f64>,
 }
 
 pub const FAIL_KINDS: &[&str] = &[
@@ -118,12 +124,21 @@ impl Faults {
             .or_else(|| env("INFERLINT_SIM_WARMUP_COST"))
             .map(|v| seconds("sim-warmup-cost", &v))
             .transpose()?;
+        let slow_stop = a
+            .get("sim-slow-stop")
+            .map(|v| seconds("sim-slow-stop", v))
+            .transpose()?;
         Ok(Faults {
+            slow_stop,
             gpu_throttle,
             warmup_cost,
             fail_start,
             crash_at,
             metrics_stall_after: a.num("sim-metrics-stall-after")?,
+            metrics_stall_for: a
+                .get("sim-metrics-stall-for")
+                .map(|v| seconds("sim-metrics-stall-for", v))
+                .transpose()?,
             drafter_ignores_backend: a.has("sim-drafter-ignores-backend"),
             pool_jitter: a.has("sim-pool-jitter") || env("INFERLINT_SIM_POOL_JITTER").is_some(),
         })

@@ -239,6 +239,8 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
                 });
             })),
             metrics_stall_after: faults.metrics_stall_after,
+            metrics_stall_for: faults.metrics_stall_for,
+            engine_dead: AtomicBool::new(false),
             scrapes: AtomicU64::new(0),
             requests_seen: AtomicU64::new(0),
             rejections: AtomicU64::new(0),

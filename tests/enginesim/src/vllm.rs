@@ -282,6 +282,7 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
 
     let rt = server::runtime()?;
     let child = Arc::new(Mutex::new(child));
+    let slow_stop = faults.slow_stop;
     let code = rt.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(listener)?;
         let ecfg = EngineCfg {
@@ -311,6 +312,11 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
         );
         let stopping = Arc::new(AtomicBool::new(false));
         let st2 = stopping.clone();
+        // vLLM reads it as an integer: "1" keeps the API server alive after its engine died.
+        let keep_alive = std::env::var("VLLM_KEEP_ALIVE_ON_ENGINE_DEATH")
+            .ok()
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .is_some_and(|v| v != 0);
         let on_crash: http::CrashFn = Box::new(move |_n| {
             st2.store(true, Ordering::SeqCst);
             if fl.cpu {
@@ -326,6 +332,11 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             let src = fl.tag("async_llm.py:708", "async_llm.py:906");
             log::vllm("APIServer", pid, "ERROR", src, "AsyncLLM output_handler failed.");
             log::vllm("APIServer", pid, "ERROR", src, "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.");
+            if keep_alive {
+                // Kept alive: it goes on answering (every generation request with a 500)
+                // and logging, until it is stopped.
+                return;
+            }
             std::thread::spawn(move || {
                 std::thread::sleep(Duration::from_millis(300));
                 log::vllm_uvicorn(std::process::id(), "Shutting down");
@@ -369,6 +380,8 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             crash_at: faults.crash_at,
             on_crash: Some(on_crash),
             metrics_stall_after: faults.metrics_stall_after,
+            metrics_stall_for: faults.metrics_stall_for,
+            engine_dead: AtomicBool::new(false),
             scrapes: AtomicU64::new(0),
             requests_seen: AtomicU64::new(0),
             rejections: AtomicU64::new(0),
@@ -404,6 +417,9 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
         let sig = server::wait_stop().await;
         stopping.store(true, Ordering::SeqCst);
         let _ = sig;
+        if let Some(s) = slow_stop {
+            tokio::time::sleep(Duration::from_secs_f64(s)).await;
+        }
         if fl.v032 {
             api(pid, "launcher.py:254", "[shutdown] API server: shutdown triggered");
             api(pid, "utils.py:628", "[shutdown] Process manager: send sigterm to process EngineCore");

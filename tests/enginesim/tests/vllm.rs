@@ -362,6 +362,105 @@ fn streams_256_at_once() {
 }
 
 #[test]
+fn an_api_server_kept_alive_after_its_engine_died_fails_every_request_and_logs_it() {
+    let port = free_port();
+    let p = port.to_string();
+    let mut s = Sim::start_with(
+        "vllm-keep-alive",
+        "vllm",
+        &[
+            "serve",
+            "/models/Qwen3-8B",
+            "--port",
+            &p,
+            "--sim-speed",
+            "50",
+        ],
+        port,
+        &[("VLLM_KEEP_ALIVE_ON_ENGINE_DEATH", "1")],
+    );
+    // Without a crash the variable changes nothing.
+    s.wait_ready("/health");
+    let ask = r#"{"model":"m","prompt":"a","max_tokens":4}"#;
+    assert_eq!(post(port, "/v1/completions", ask).unwrap().0, 200);
+    drop(s);
+
+    let port = free_port();
+    let p = port.to_string();
+    let mut s = Sim::start_with(
+        "vllm-keep-alive-crash",
+        "vllm",
+        &[
+            "serve",
+            "/models/Qwen3-8B",
+            "--port",
+            &p,
+            "--sim-speed",
+            "50",
+            "--sim-crash-at-request",
+            "2",
+        ],
+        port,
+        &[("VLLM_KEEP_ALIVE_ON_ENGINE_DEATH", "1")],
+    );
+    s.wait_ready("/health");
+    assert_eq!(post(port, "/v1/completions", ask).unwrap().0, 200);
+    assert_eq!(post(port, "/v1/completions", ask).unwrap().0, 500);
+    // Well past the moment a server not kept alive exits, it still answers: 500s, a
+    // failing health check, and its metrics.
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    assert!(matches!(s.child.try_wait(), Ok(None)), "it lives on");
+    for _ in 0..3 {
+        assert_eq!(post(port, "/v1/completions", ask).unwrap().0, 500);
+    }
+    assert_eq!(get(port, "/health").unwrap().0, 503);
+    assert_eq!(get(port, "/metrics").unwrap().0, 200);
+    let log = s.log_text();
+    let dead = log
+        .find("EngineDeadError")
+        .expect("the fatal error is logged");
+    let after = &log[dead..];
+    // The crashing request's own line, then the three sent after it.
+    assert_eq!(
+        after
+            .matches("\"POST /v1/completions HTTP/1.1\" 500")
+            .count(),
+        4,
+        "request lines follow the fatal error:\n{log}"
+    );
+}
+
+#[test]
+fn a_stalled_metrics_endpoint_answers_late_or_never() {
+    let port = free_port();
+    let p = port.to_string();
+    let mut s = Sim::start(
+        "vllm-metrics-late",
+        "vllm",
+        &[
+            "serve",
+            "/models/Qwen3-8B",
+            "--port",
+            &p,
+            "--sim-speed",
+            "50",
+            "--sim-metrics-stall-after",
+            "1",
+            "--sim-metrics-stall-for",
+            "0.6",
+        ],
+        port,
+    );
+    s.wait_ready("/health");
+    let t0 = std::time::Instant::now();
+    assert_eq!(get(port, "/metrics").unwrap().0, 200);
+    assert!(t0.elapsed().as_secs_f64() < 0.5);
+    let t1 = std::time::Instant::now();
+    assert_eq!(get(port, "/metrics").unwrap().0, 200);
+    assert!(t1.elapsed().as_secs_f64() >= 0.6, "{:?}", t1.elapsed());
+}
+
+#[test]
 fn crash_on_first_request_and_failed_start() {
     let port = free_port();
     let p = port.to_string();

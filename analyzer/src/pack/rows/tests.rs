@@ -111,6 +111,41 @@ fn odd_and_hostile_lines_read_the_same() {
 }
 
 #[test]
+fn failed_readings_between_rows_are_carried_whole() {
+    let mut text = String::from(
+        "{\"schema\": \"inferlint.series/1\", \"url\": \"http://h\", \"interval_s\": 0.25, \"engine\": \"vllm\"}\n",
+    );
+    for k in 0..40u64 {
+        let t = 1790470252.25 + k as f64 * 0.25;
+        if k % 7 == 3 {
+            text.push_str(&format!(
+                "{{\"scrape_failed\": \"timed out after 2 s\", \"started_wall\": {t}, \"ended_wall\": {}, \"started_mono_ns\": {}, \"ended_mono_ns\": {}}}\n",
+                t + 2.0,
+                k * 250_000_000,
+                k * 250_000_000 + 2_000_000_000
+            ));
+        } else {
+            text.push_str(&format!(
+                "{{\"t_wall\": {t}, \"t_mono_ns\": {}, \"running\": {}.0, \"kv_usage\": 0.5}}\n",
+                k * 250_000_000,
+                k % 5
+            ));
+        }
+    }
+    text.push_str("{\"scrape_failed\": \"HTTP 503 Service Unavailable at /metrics\", \"started_wall\": 1790470262.5, \"ended_wall\": 1790470262.51}\n");
+    text.push_str("{\"scrape_failed\": 3, \"started_wall\": 1.0, \"ended_wall\": 2.0}\n");
+    same_both_ways(text.as_bytes());
+    // Lossless: the copy gives back the very bytes.
+    let cols = columns::encode(text.as_bytes());
+    let back = columns::decode(&cols, text.len(), text.len()).unwrap();
+    assert_eq!(back, text.as_bytes());
+    let s = read_series("run/run.series.jsonl", &cols, text.len()).unwrap();
+    assert_eq!(s.failed.len(), 7);
+    assert_eq!(s.rows.len(), 34);
+    assert_eq!(s.skipped, 1);
+}
+
+#[test]
 fn edge_texts_read_the_same() {
     for t in ["", "\n", "5", "{\"t_wall\": 1}", "\n\n{\"t_wall\": 1}\n\n"] {
         same_both_ways(t.as_bytes());

@@ -49,6 +49,17 @@ pub struct Sim {
 impl Sim {
     /// `prog` is one of vllm, sglang, trtllm-serve; args follow it.
     pub fn start(name: &str, prog: &str, args: &[&str], port: u16) -> Sim {
+        Sim::start_with(name, prog, args, port, &[])
+    }
+
+    /// As [`Sim::start`], with these environment variables set.
+    pub fn start_with(
+        name: &str,
+        prog: &str,
+        args: &[&str],
+        port: u16,
+        env: &[(&str, &str)],
+    ) -> Sim {
         let dir = tmpdir(name);
         let bin = bin_dir(&dir);
         let log = dir.join("boot.log");
@@ -56,6 +67,7 @@ impl Sim {
         let child = Command::new(bin.join(prog))
             .args(args)
             .env("INFERLINT_SIM_GPU_STATE", dir.join("gpu"))
+            .envs(env.iter().copied())
             .stdout(f.try_clone().unwrap())
             .stderr(f)
             .stdin(Stdio::null())
