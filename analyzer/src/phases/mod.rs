@@ -95,6 +95,7 @@ fn judge_one(
         facts: run.facts,
         usable_blocks: run.usable_blocks(),
         tool: bench.tool_name(),
+        load_cpu: run.load_cpu.present(),
     };
     let mut checks = runner::phase(&cx);
     if let Some(timing) = &phase.timing {
@@ -182,6 +183,7 @@ mod tests {
             end_wall: Some(to),
             duration: Some(to - from),
             timing: None,
+            requests: None,
         }
     }
 
