@@ -180,7 +180,9 @@ fn bench<'a>(cx: &RunScope<'a>) -> Result<&'a BenchResult, Absent> {
     }
 }
 
-/// The whole run; a sweep's run-level result points to its phases.
+/// The whole run; a sweep's run-level result points to its phases. On a folder the
+/// recorder did not make, a "can't tell" that only its captures could decide (the
+/// per-request times it asks the load tool for) is left out, like T18's.
 pub fn run(cx: &RunScope<'_>) -> Judged {
     let b = bench(cx)?;
     if let Some(sweep) = b.sweep_phrase() {
@@ -190,7 +192,13 @@ pub fn run(cx: &RunScope<'_>) -> Judged {
             format!("{sweep}: each phase is judged on its own"),
         ));
     }
-    Ok(check(&run_inputs(cx, b)))
+    let r = check(&run_inputs(cx, b));
+    let refused = reached(&r).is_some_and(|e| e.implausible.is_some());
+    if cx.recorded_by_inferlint() || refused || r.status != Status::Unknown {
+        Ok(r)
+    } else {
+        Err(Absent::NotGiven)
+    }
 }
 
 /// What T8 says of whose limit: some when the run's T20 warns or fails.

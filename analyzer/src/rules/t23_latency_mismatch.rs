@@ -9,8 +9,9 @@
 //! mean of the client's part (`histogram::Delta::bounds`). A client mean below the lower
 //! bound by more than [`IMPOSSIBLE_SHARE`] and [`IMPOSSIBLE_MS`] is impossible (**fail**):
 //! the client timed something else. A client mean above the upper bound by at least
-//! [`GAP_SHARE`] and the measure's floor ([`Measure::floor_ms`]) **warns**: something
-//! between them (a proxy, the network, the client's own queue) is in the figure.
+//! [`GAP_SHARE`] and the measure's floor ([`Measure::floor_ms`]) **warns**: something the
+//! server's timer leaves out (a proxy, the network, the client's own queue, the server's
+//! HTTP front end) is in the figure.
 
 use serde::Serialize;
 
@@ -303,6 +304,8 @@ pub fn run(cx: &RunScope<'_>) -> Judged {
         other => other.need()?,
     };
     let pair = match &cx.pair {
+        // Snapshots are the recorder's captures: on a folder it did not make, left out.
+        Input::NotGiven if !cx.recorded_by_inferlint() => return Err(Absent::NotGiven),
         Input::NotGiven => {
             return Err(Gap::Run(
                 "no snapshots before and after the load, so the server's histograms can't be \
@@ -389,8 +392,9 @@ fn verdict(tool: &str, lines: &[(Measure, String, &'static str)]) -> (Status, St
         return (
             Status::Warn,
             format!(
-                "{tool}'s latency is well above the server's own: {}; something between them \
-                 (a proxy, the network, the client's own queue) is in the figure{}",
+                "{tool}'s latency is well above the server's own: {}; something the server's \
+                 timer leaves out is in the figure (a proxy, the network, the client's own \
+                 queue, or the server's HTTP front end on a busy machine){}",
                 warn.join("; "),
                 rest(&warn)
             ),
@@ -612,6 +616,18 @@ mod tests {
         };
         let b = bench(4, 11, 203.0, 405.0);
         let mut cx = folder.scope();
+        cx.bench = Input::Present(&b);
+        // Not the recorder's folder: its missing snapshots leave T23 out.
+        assert!(settle(T23, run(&cx)).is_none());
+        let mut recorded = Folder {
+            input: folder.input.clone(),
+            ..Folder::default()
+        };
+        recorded.input.manifest = Some(crate::inputs::InputFile::new(
+            "manifest.json",
+            b"{}".to_vec(),
+        ));
+        let mut cx = recorded.scope();
         cx.bench = Input::Present(&b);
         let r = settle(T23, run(&cx)).unwrap();
         assert_eq!(
