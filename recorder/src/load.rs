@@ -394,12 +394,14 @@ pub type Echo = Box<dyn Fn(&str) + Send>;
 /// Runs the load: one pipe for stdout and stderr, each line echoed and appended to
 /// `log` (UTF-8, invalid bytes replaced), flushed per line. A stop signal ends it:
 /// after a terminal Ctrl-C it gets 10 s to finish, then SIGTERM, then SIGKILL 10 s later.
-/// Runs one load command. `tick` is called about ten times a second while it runs; when
-/// it returns true (the server died) the load is stopped at once.
+/// Runs one load command. `started` is given its process id once it runs; `tick` is
+/// called about ten times a second while it runs; when it returns true (the server died)
+/// the load is stopped at once.
 pub fn run(
     argv: &[String],
     log: &Path,
     echo: Echo,
+    started: &mut dyn FnMut(i32),
     tick: &mut dyn FnMut() -> bool,
 ) -> Result<(Ended, bool), String> {
     let mut file = OpenOptions::new()
@@ -425,6 +427,7 @@ pub fn run(
     let mut child = crate::reaper::spawn(&mut cmd)
         .map_err(|e| format!("cannot run the load command {prog}: {e}"))?;
     drop(cmd); // our copies of the pipe's write end, so the reader sees its end
+    started(child.id() as i32);
     let pump = std::thread::spawn(move || {
         let mut r = BufReader::new(reader);
         let mut buf = Vec::new();

@@ -6,10 +6,11 @@
 use std::time::{Duration, SystemTime};
 
 use analyzer::docs::manifest::{LoadRun, Stage};
-use analyzer::docs::{LOAD_LOG, SERIES};
+use analyzer::docs::{LOAD_CPU, LOAD_LOG, SERIES};
 
 use super::{close::quote, problem, ResultPlan, Run, Step, Stop};
 use crate::load;
+use crate::load_cpu::CpuSampler;
 use crate::scrape::Scraper;
 use crate::series::{Recorder, SeriesWriter};
 use crate::{clock, say};
@@ -104,8 +105,20 @@ impl Run {
             let log = self.opts.dir.join(LOAD_LOG);
             let server = &mut self.server;
             let mut said = false;
+            let cpu_path = self.opts.dir.join(LOAD_CPU);
+            let (fs, interval) = (self.fs.clone(), self.opts.interval);
+            let program = argv.first().cloned();
+            let mut cpu: Option<CpuSampler> = None;
+            let mut cpu_note: Option<String> = None;
+            let mut started = |pid: i32| {
+                let every = Duration::from_secs_f64(interval);
+                match CpuSampler::start(&cpu_path, fs.clone(), pid, program.clone(), every) {
+                    Ok(s) => cpu = Some(s),
+                    Err(e) => cpu_note = Some(format!("no CPU samples ({LOAD_CPU}): {e}")),
+                }
+            };
             // A server that dies during the load stops the load: nothing it sends counts.
-            let ran = load::run(&plan.argv_run, &log, echo, &mut || {
+            let ran = load::run(&plan.argv_run, &log, echo, &mut started, &mut || {
                 progress.tick();
                 let gone = server.as_mut().and_then(super::serve::ended_now);
                 if let (Some(how), false) = (&gone, said) {
@@ -116,6 +129,10 @@ impl Run {
                 }
                 gone.is_some()
             });
+            if let Some(s) = cpu.take() {
+                s.finish();
+            }
+            self.manifest.notes.extend(cpu_note);
             let ended_wall = clock::wall();
             if let Some(r) = self.manifest.load.runs.last_mut().filter(|_| several) {
                 r.ended_wall = Some(ended_wall);
