@@ -127,8 +127,21 @@ fn uses(line: &str) -> Vec<String> {
     for (i, _) in line.match_indices("crate::") {
         let rest = &line[i + "crate::".len()..];
         if let Some(group) = rest.strip_prefix('{') {
-            let inside = group.split('}').next().unwrap_or("");
-            out.extend(inside.split(',').map(ident).filter(|s| !s.is_empty()));
+            // The group's items at its own depth: `a::{b, c}` names `a` only.
+            let mut depth = 0;
+            let mut item = String::new();
+            for c in group.chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => out.push(ident(&std::mem::take(&mut item))),
+                    _ if depth == 0 => item.push(c),
+                    _ => {}
+                }
+            }
+            out.push(ident(&item));
+            out.retain(|s| !s.is_empty());
         } else {
             out.push(ident(rest));
         }

@@ -198,6 +198,16 @@ fn check_file(rel: &str, text: &str) -> Vec<Finding> {
                         }
                     }
                 }
+                if matches!(area, "analyzer" | "cli" | "viewer")
+                    && code.contains(".evidence_value(")
+                    && rel != "analyzer/src/rules/verdict.rs"
+                {
+                    push(
+                        t.line,
+                        "typed findings",
+                        "a finding read back from its JSON by key: read it by type through its rule's accessor".into(),
+                    );
+                }
                 if matches!(area, "recorder" | "viewer")
                     && (code.contains("CheckResult::new") || code.contains("Status::"))
                 {
@@ -611,6 +621,9 @@ mod tests {
                 "one definition per document"
             ]
         );
+        let typed = "//! x\nfn f(r: &R) -> Option<Json> { r.evidence_value(\"k\") }\n";
+        assert_eq!(check_file("analyzer/src/insights/x.rs", typed).len(), 1);
+        assert_eq!(check_file("analyzer/src/rules/verdict.rs", typed).len(), 0);
         let src = "//! x\nfn f() { CheckResult::new(2, Status::Fail, \"\"); }\n";
         assert_eq!(check_file("recorder/src/x.rs", src).len(), 1);
         assert!(check_file(
