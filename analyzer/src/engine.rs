@@ -27,6 +27,9 @@ pub struct Metrics {
     pub finished_reason_label: Option<&'static str>,
     pub e2e_latency: &'static str,
     pub ttft: &'static str,
+    /// The histogram of the time between tokens: the names it has had, newest first, and
+    /// what one observation is (T23).
+    pub itl: Itl,
     pub queue_time: &'static str,
     /// The info series carrying `num_gpu_blocks` (vLLM only; T14).
     pub cache_info: Option<&'static str>,
@@ -45,6 +48,14 @@ const VLLM: Metrics = Metrics {
     finished_reason_label: Some("finished_reason"),
     e2e_latency: "vllm:e2e_request_latency_seconds",
     ttft: "vllm:time_to_first_token_seconds",
+    // Renamed in 0.11; the old name observed the same per-token gaps.
+    itl: Itl {
+        names: &[
+            "vllm:inter_token_latency_seconds",
+            "vllm:time_per_output_token_seconds",
+        ],
+        per_request: false,
+    },
     queue_time: "vllm:request_queue_time_seconds",
     cache_info: Some("vllm:cache_config_info"),
 };
@@ -62,6 +73,13 @@ const SGLANG: Metrics = Metrics {
     finished_reason_label: None,
     e2e_latency: "sglang:e2e_request_latency_seconds",
     ttft: "sglang:time_to_first_token_seconds",
+    itl: Itl {
+        names: &[
+            "sglang:inter_token_latency_seconds",
+            "sglang:time_per_output_token_seconds",
+        ],
+        per_request: false,
+    },
     queue_time: "sglang:queue_time_seconds",
     cache_info: None,
 };
@@ -79,9 +97,23 @@ const TRTLLM: Metrics = Metrics {
     finished_reason_label: Some("finished_reason"),
     e2e_latency: "trtllm_e2e_request_latency_seconds",
     ttft: "trtllm_time_to_first_token_seconds",
+    // One observation per finished request: its decode time over its tokens.
+    itl: Itl {
+        names: &["trtllm_time_per_output_token_seconds"],
+        per_request: true,
+    },
     queue_time: "trtllm_request_queue_time_seconds",
     cache_info: None,
 };
+
+/// The time-between-tokens histogram of an engine.
+#[derive(Debug)]
+pub struct Itl {
+    /// Its names, newest first: a snapshot has one of them.
+    pub names: &'static [&'static str],
+    /// One observation per request (its mean gap), not one per gap between two tokens.
+    pub per_request: bool,
+}
 
 /// A counter series: its name and the labels it must carry (its series are summed).
 pub type Selector = (&'static str, &'static [(&'static str, &'static str)]);

@@ -4,8 +4,8 @@
 
 use crate::docs::{
     AFTER_SNAPSHOT, AIPERF_RESULT, AIPERF_SERVER_METRICS, AIPERF_SERVER_METRICS_PREFIXED,
-    BEFORE_SNAPSHOT, BENCH_JSON, BENCH_JSONL, BOOT_LOG, FLEET, GATE, GPU_SAMPLES, LOAD_LOG,
-    MANIFEST, PROBE, PROCESSES, RECORDER_DOCUMENTS, RESULTS, SERIES, SERIES_SUFFIX,
+    BEFORE_SNAPSHOT, BENCH_JSON, BENCH_JSONL, BOOT_LOG, FLEET, GATE, GPU_SAMPLES, LOAD_CPU,
+    LOAD_LOG, MANIFEST, PROBE, PROCESSES, RECORDER_DOCUMENTS, RESULTS, SERIES, SERIES_SUFFIX,
     SNAPSHOT_SUFFIX, TEARDOWN,
 };
 
@@ -34,6 +34,8 @@ pub struct Discovery {
     pub processes: Option<String>,
     /// The recorder's GPU samples (T16).
     pub gpu: Option<String>,
+    /// The recorder's samples of the load command's CPU time (T20).
+    pub load_cpu: Option<String>,
     /// `fleet.json`: the folder records several replicas.
     pub fleet: Option<String>,
     /// AIPerf's scrape of the server's metrics (an AIPerf artifact directory).
@@ -106,7 +108,8 @@ pub fn discover(names: &[&str]) -> Discovery {
             .iter()
             .filter(|n| n.ends_with(".json") || n.ends_with(".jsonl"))
             .filter(|n| !n.ends_with(SNAPSHOT_SUFFIX) && !n.ends_with(SERIES_SUFFIX))
-            .filter(|n| !RECORDER_DOCUMENTS.contains(n) && **n != RESULTS && **n != GPU_SAMPLES)
+            .filter(|n| !RECORDER_DOCUMENTS.contains(n) && **n != RESULTS)
+            .filter(|n| **n != GPU_SAMPLES && **n != LOAD_CPU)
             .filter(|n| Some(**n) != aiperf_server.as_deref())
             .map(|n| n.to_string())
             .collect();
@@ -141,6 +144,7 @@ pub fn discover(names: &[&str]) -> Discovery {
         teardown: exact(names, TEARDOWN),
         processes: exact(names, PROCESSES),
         gpu: exact(names, GPU_SAMPLES),
+        load_cpu: exact(names, LOAD_CPU),
         fleet: exact(names, FLEET),
         aiperf_server,
     }
@@ -255,6 +259,7 @@ pub fn load(
         probe: file(&found.probe),
         teardown: file(&found.teardown),
         gpu: file(&found.gpu),
+        load_cpu: file(&found.load_cpu),
         fleet: file(&found.fleet),
         aiperf_server: file(&found.aiperf_server),
         ..RunInput::default()

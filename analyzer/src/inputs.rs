@@ -61,6 +61,8 @@ pub struct RunInput {
     pub teardown: Option<InputFile>,
     /// The recorder's GPU samples (T16).
     pub gpu: Option<InputFile>,
+    /// The recorder's samples of the load command's CPU time (T20).
+    pub load_cpu: Option<InputFile>,
     /// A deployment of several replicas (`fleet.json`): the top-level files then describe
     /// the load sent through the router, and each replica's readings are in `replicas`.
     pub fleet: Option<InputFile>,

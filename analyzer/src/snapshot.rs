@@ -146,10 +146,11 @@ pub fn quantity_of(name: &str) -> Option<Quantity> {
         {
             return Some(Quantity::Counter);
         }
-        for base in [m.e2e_latency, m.ttft, m.queue_time] {
+        let bases = [m.e2e_latency, m.ttft, m.queue_time];
+        for base in bases.iter().chain(m.itl.names) {
             if name
                 .strip_prefix(base)
-                .is_some_and(|rest| matches!(rest, "_sum" | "_count"))
+                .is_some_and(|rest| matches!(rest, "_sum" | "_count" | "_bucket"))
             {
                 return Some(Quantity::Counter);
             }

@@ -13,6 +13,7 @@ pub mod gpu;
 pub mod gpu_sampler;
 pub mod http;
 pub mod load;
+pub mod load_cpu;
 pub mod probe;
 pub mod procs;
 pub mod progress;

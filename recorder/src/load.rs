@@ -394,13 +394,15 @@ pub type Echo = Box<dyn Fn(&str) + Send>;
 /// Runs the load: one pipe for stdout and stderr, each line echoed and appended to
 /// `log` (UTF-8, invalid bytes replaced), flushed per line. A stop signal ends it:
 /// after a terminal Ctrl-C it gets 10 s to finish, then SIGTERM, then SIGKILL 10 s later.
-/// Runs one load command. `tick` is called about ten times a second while it runs; when
-/// it returns true (the server died) the load is stopped at once.
+/// `started` is given the load's process id once it runs; `tick` is called about ten
+/// times a second while it runs; when it returns true (the server died, a write into the
+/// folder failed) the load is stopped at once.
 pub fn run(
     argv: &[String],
     log: &Path,
     echo: Echo,
     fault: &crate::write_fault::WriteFault,
+    started: &mut dyn FnMut(i32),
     tick: &mut dyn FnMut() -> bool,
 ) -> Result<(Ended, bool), String> {
     let mut file = OpenOptions::new()
@@ -430,6 +432,7 @@ pub fn run(
         .file_name()
         .map_or_else(|| log.display().to_string(), |n| n.to_string_lossy().into());
     let fault = fault.clone();
+    started(child.id() as i32);
     let pump = std::thread::spawn(move || {
         let mut r = BufReader::new(reader);
         let mut buf = Vec::new();

@@ -80,6 +80,7 @@ impl<'p> Derived<'p> {
             probe: Input::from_parsed(p.probe.as_ref()),
             teardown: Input::from_parsed(p.teardown.as_ref()),
             gpu: Input::from_parsed(p.gpu.as_ref()),
+            load_cpu: Input::from_parsed(p.load_cpu.as_ref()),
             scrape: Input::from_parsed(p.scrape.as_ref()),
             scrape_engine: p.scrape_engine().or(engines.report).unwrap_or(Engine::Vllm),
             down: self.down.as_ref(),
@@ -87,6 +88,7 @@ impl<'p> Derived<'p> {
             gauge_steps: self.gauge_steps.as_ref(),
             expected_extra: self.expected_extra,
             load_ran: p.manifest.as_ref().is_none_or(|m| m.load_given),
+            client_limit: None,
         }
     }
 }

@@ -6,6 +6,7 @@ use crate::docs::{self, Gate, Probe, Teardown};
 use crate::gpu_samples::GpuSamples;
 use crate::input::InputError;
 use crate::inputs::{InputFile, RunInput};
+use crate::load_cpu::LoadCpu;
 use crate::manifest::Manifest;
 use crate::plausible::Implausible;
 use crate::series::Series;
@@ -23,6 +24,8 @@ pub(super) struct Parsed {
     pub probe: Option<Result<Probe, InputError>>,
     pub teardown: Option<Result<Teardown, InputError>>,
     pub gpu: Option<Result<GpuSamples, InputError>>,
+    /// The load command's CPU samples.
+    pub load_cpu: Option<Result<LoadCpu, InputError>>,
     /// AIPerf's scrape of the server's metrics.
     pub scrape: Option<Result<AiperfServer, InputError>>,
     /// The boot logs' texts, by the name given; an unreadable log is in `log_errors`.
@@ -84,6 +87,7 @@ impl Parsed {
             probe: parse_opt(&input.probe, docs::read),
             teardown: parse_opt(&input.teardown, docs::read),
             gpu: parse_opt(&input.gpu, GpuSamples::read),
+            load_cpu: parse_opt(&input.load_cpu, LoadCpu::read),
             scrape: parse_opt(&input.aiperf_server, AiperfServer::read),
             log_texts,
             log_errors,
@@ -127,6 +131,7 @@ impl Parsed {
             err(&self.probe),
             err(&self.teardown),
             err(&self.gpu),
+            err(&self.load_cpu),
             err(&self.scrape),
         ]
         .into_iter()
@@ -170,6 +175,9 @@ impl Parsed {
         }
         if let Some(Ok(g)) = &self.gpu {
             all.extend(g.implausible.iter().cloned());
+        }
+        if let Some(Ok(c)) = &self.load_cpu {
+            all.extend(c.implausible.iter().cloned());
         }
         if let Some(Ok(s)) = &self.scrape {
             all.extend(s.implausible.iter().cloned());

@@ -55,6 +55,7 @@ pub fn read(v: &Json, where_: (&str, Option<usize>)) -> BenchResult {
         end_wall: None,
         duration: g.num(v, "", &["benchmark_duration", "avg"], Quantity::Seconds),
         timing: None,
+        requests: None,
     };
     let version = v
         .get("aiperf_version")
@@ -68,6 +69,7 @@ pub fn read(v: &Json, where_: (&str, Option<usize>)) -> BenchResult {
     r.median_ttft_ms = g.num(v, "", &["time_to_first_token", "p50"], Quantity::Measure);
     r.p99_ttft_ms = g.num(v, "", &["time_to_first_token", "p99"], Quantity::Measure);
     r.mean_tpot_ms = avg("inter_token_latency");
+    r.mean_e2el_ms = avg("request_latency");
     r.num_prompts = finished;
     // The warm-up phase's own figures, when one ran: its successful requests.
     r.untimed = v.get("warmup_metrics").filter(|w| !w.is_null()).map(|w| {

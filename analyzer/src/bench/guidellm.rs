@@ -28,7 +28,7 @@ pub fn read(v: &Json, where_: (&str, Option<usize>)) -> BenchResult {
     let phases = benchmarks
         .iter()
         .enumerate()
-        .map(|(i, b)| phase(&g, b, &format!("benchmarks[{i}]")))
+        .map(|(i, b)| phase(&g, b, &format!("benchmarks[{i}]"), where_))
         .collect();
     let version = at(v, &["metadata", "guidellm_version"])
         .and_then(Json::as_str)
@@ -50,12 +50,15 @@ pub fn read(v: &Json, where_: (&str, Option<usize>)) -> BenchResult {
         r.p99_ttft_ms = g.num(b, p, &with(&["percentiles", "p99"]), Quantity::Measure);
         let tpot = ["metrics", "time_per_output_token_ms", "successful", "mean"];
         r.mean_tpot_ms = g.num(b, p, &tpot, Quantity::Measure);
+        // GuideLLM's request latency is in seconds.
+        let e2e = ["metrics", "request_latency", "successful", "mean"];
+        r.mean_e2el_ms = g.num(b, p, &e2e, Quantity::Seconds).map(|s| s * 1000.0);
         r.total_input_tokens = g.count(
             b,
             p,
             &["metrics", "prompt_token_count", "successful", "total_sum"],
         );
-        r.requests = requests(b, where_, p);
+        r.requests = r.phases.first().and_then(|ph| ph.requests.clone());
     }
     r.implausible = g.into_refused();
     r
@@ -130,7 +133,7 @@ fn untimed(g: &Gated<'_>, b: &Json, p: &str) -> Option<i64> {
 /// profile (else its `max_concurrency`), 1 for synchronous, `max_concurrency` for
 /// throughput; a rate for constant, Poisson and async profiles, whose `max_concurrency`
 /// is only a cap.
-fn phase(g: &Gated<'_>, b: &Json, p: &str) -> Phase {
+fn phase(g: &Gated<'_>, b: &Json, p: &str, file: (&str, Option<usize>)) -> Phase {
     let strategy = ["config", "strategy"];
     let key = |k: &'static str| [&strategy[..], &[k]].concat();
     let kind = at(b, &key("type_")).and_then(Json::as_str).unwrap_or("");
@@ -164,6 +167,7 @@ fn phase(g: &Gated<'_>, b: &Json, p: &str) -> Phase {
         end_wall: g.num(b, p, &["end_time"], Quantity::WallClock),
         duration: g.num(b, p, &["duration"], Quantity::Seconds),
         timing: None,
+        requests: requests(b, file, p),
     }
 }
 

@@ -9,6 +9,7 @@ pub mod aiperf_server;
 mod gated;
 mod guidellm;
 pub mod runs;
+pub mod timeline;
 
 pub use aiperf_server::AiperfServer;
 
@@ -31,6 +32,12 @@ pub struct BenchResult {
     pub median_ttft_ms: Option<f64>,
     pub p99_ttft_ms: Option<f64>,
     pub mean_tpot_ms: Option<f64>,
+    /// The mean gap between two streamed pieces of an answer, over every gap of every
+    /// request (vLLM's `mean_itl_ms`), when the result gives it (T23).
+    pub mean_itl_ms: Option<f64>,
+    /// The mean time from sending a request to its answer's end, over the successful
+    /// requests (T23).
+    pub mean_e2el_ms: Option<f64>,
     pub num_prompts: Option<i64>,
     pub backend: Option<String>,
     /// Values the plausibility gate refused (`plausible`), by key; each field is absent.
@@ -75,6 +82,8 @@ pub struct Phase {
     /// How the phase's window was found when not from the tool's own start and end
     /// (the recorder's marks, a result's `date`); every check of the phase says so.
     pub timing: Option<String>,
+    /// The phase's own per-request figures, when its result keeps them (T20).
+    pub requests: Option<Requests>,
 }
 
 impl Phase {
@@ -232,6 +241,8 @@ impl BenchResult {
             median_ttft_ms: float("median_ttft_ms"),
             p99_ttft_ms: float("p99_ttft_ms"),
             mean_tpot_ms: float("mean_tpot_ms"),
+            mean_itl_ms: float("mean_itl_ms"),
+            mean_e2el_ms: float("mean_e2el_ms").or_else(|| mean_latency_ms(v)),
             num_prompts: int("num_prompts"),
             backend: v.get("backend").and_then(Json::as_str).map(str::to_string),
             requests: Requests::from_json(v, at),
@@ -273,6 +284,31 @@ impl BenchResult {
     pub fn tool_name(&self) -> &str {
         self.tool.as_deref().unwrap_or("the load tool")
     }
+}
+
+/// The mean of `latencies` (seconds) over the requests without an error, in ms: vLLM
+/// writes the list without `mean_e2el_ms` unless asked for that percentile. None when a
+/// successful request's latency is not a positive number.
+fn mean_latency_ms(v: &Json) -> Option<f64> {
+    let latencies = v.get(key::LATENCIES).and_then(Json::as_array)?;
+    let errors = v.get(key::ERRORS).and_then(Json::as_array);
+    let failed = |i: usize| {
+        errors
+            .and_then(|e| e.get(i))
+            .and_then(Json::as_str)
+            .is_some_and(|e| !e.is_empty())
+    };
+    let mut ok = Vec::new();
+    for (_, x) in latencies.iter().enumerate().filter(|(i, _)| !failed(*i)) {
+        let x = x.as_f64()?;
+        // vLLM writes 0 for a failed request; without `errors` it is not a latency.
+        if x == 0.0 && errors.is_none() {
+            continue;
+        }
+        plausible::check(Quantity::Seconds, x).ok()?;
+        ok.push(x);
+    }
+    (!ok.is_empty()).then(|| ok.iter().sum::<f64>() / ok.len() as f64 * 1000.0)
 }
 
 /// Sums a field over the phases: none when any phase lacks it.

@@ -81,6 +81,11 @@ fn with_records(result: &mut BenchResult, records: Records, file: &str) {
             }
         }
     }
+    if let [phase] = result.phases.as_mut_slice() {
+        phase
+            .requests
+            .get_or_insert_with(|| records.requests.clone());
+    }
     if result.requests.is_none() {
         result.requests = Some(records.requests);
     }
@@ -147,6 +152,7 @@ fn one_phase(r: &BenchResult) -> Phase {
         end_wall: None,
         duration: r.duration,
         timing: None,
+        requests: r.requests.clone(),
     }
 }
 

@@ -16,6 +16,7 @@ mod lenient;
 pub mod fleet;
 pub mod gate;
 pub mod gpu;
+pub mod load_cpu;
 pub mod manifest;
 pub mod probe;
 pub mod processes;
@@ -51,6 +52,9 @@ pub const SERIES: &str = "run.series.jsonl";
 /// The cards' clocks, power, temperature and throttle reasons sampled during the load
 /// (`gpu.rs`, T16). Matches no other discovery pattern.
 pub const GPU_SAMPLES: &str = "gpu.samples.jsonl";
+/// The load command's CPU time sampled during the load (`load_cpu.rs`, T20). Matches no
+/// other discovery pattern.
+pub const LOAD_CPU: &str = "load.cpu.jsonl";
 /// `vllm bench serve`'s or TensorRT-LLM's client result (docs/run-folder.md#load-results).
 pub const BENCH_JSON: &str = "bench.json";
 /// SGLang's client result, one line per run.

@@ -348,8 +348,11 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
             .iter()
             .any(|c| c.tripwire.number() == n && c.status != Status::NotApplicable)
     };
-    let count = crate::rules::registry::single_server().count() as u8;
-    let checked = (1..=count).filter(|&n| has(n)).count();
+    // Numbers may have gaps (tripwires added on several branches): list them.
+    let numbers: Vec<u8> = crate::rules::registry::single_server()
+        .map(|e| e.tripwire.number())
+        .collect();
+    let checked = numbers.iter().filter(|&&n| has(n)).count();
     let t14_na = checks
         .iter()
         .any(|c| c.tripwire == Tripwire::NullBlock && c.status == Status::NotApplicable)
@@ -391,6 +394,14 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
                 "need per-request times or the recorder's marks of the load in the boot log",
                 "needs per-request times or the recorder's marks of the load in the boot log",
             ),
+            20 if load_measured => pair(
+                "need the load tool's per-request times, which inferlint-recorder record asks for",
+                "needs the load tool's per-request times, which inferlint-recorder record asks for",
+            ),
+            23 => pair(
+                "need the load tool's result and before and after readings",
+                "needs the load tool's result and before and after readings",
+            ),
             9 | 16 | 18 => pair("need a recording", "needs a recording"),
             13 => pair("are rules for test scripts", "is a rule for test scripts"),
             14 if t14_na => {
@@ -408,7 +419,7 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
         }
     };
     let mut groups: Vec<((String, String), Vec<u8>)> = Vec::new();
-    for n in (1..=count).filter(|&n| !has(n)) {
+    for n in numbers.iter().copied().filter(|&n| !has(n)) {
         let r = reason(n);
         match groups.iter_mut().find(|(k, _)| *k == r) {
             Some((_, members)) => members.push(n),

@@ -18,7 +18,7 @@
 //! ```
 //! Roles: `boot_log` (repeated, in order), `before`, `after`, `series`, `bench`,
 //! `bench_more` (repeated, in order: the further runs' results), `bench_requests`
-//! (repeated: their per-request exports), `load_log`, `manifest`, `gate`, `probe`, `teardown`, `gpu`, `aiperf_server`; a fleet's
+//! (repeated: their per-request exports), `load_log`, `manifest`, `gate`, `probe`, `teardown`, `gpu`, `load_cpu`, `aiperf_server`; a fleet's
 //! `fleet`, `replica:<id>:before|after|series` and `router:before|after`.
 //!
 //! Reading never unpacks a file past its role's size limit (`sizes.rs`, as if read from
@@ -567,6 +567,7 @@ pub fn into_input(mut p: Pack) -> (RunInput, Options) {
             "probe" => input.probe = Some(file),
             "teardown" => input.teardown = Some(file),
             "gpu" => input.gpu = Some(file),
+            "load_cpu" => input.load_cpu = Some(file),
             "fleet" => input.fleet = Some(file),
             "aiperf_server" => input.aiperf_server = Some(file),
             other => fleet_file(&mut input, other, file),
@@ -687,6 +688,7 @@ pub fn into_pack(input: RunInput, opts: &Options, generated_ms: Option<f64>) -> 
         ("probe", input.probe),
         ("teardown", input.teardown),
         ("gpu", input.gpu),
+        ("load_cpu", input.load_cpu),
         ("fleet", input.fleet),
         ("aiperf_server", input.aiperf_server),
     ] {

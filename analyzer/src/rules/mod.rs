@@ -32,6 +32,8 @@ pub mod t16_gpu_throttled;
 pub mod t17_prefix_cache_hits;
 pub mod t18_warm_up_in_window;
 pub mod t19_load_unbalanced;
+pub mod t20_load_generator_bound;
+pub mod t23_latency_mismatch;
 #[cfg(test)]
 pub mod testing;
 pub mod verdict;

@@ -34,6 +34,8 @@ pub enum Tripwire {
     PrefixCacheHits,
     WarmUpInWindow,
     LoadUnbalanced,
+    LoadGeneratorBound = 20,
+    LatencyMismatch = 23,
 }
 
 /// Where a tripwire is judged.
@@ -88,7 +90,7 @@ pub struct Entry {
 
 impl Tripwire {
     /// Every tripwire, in number order.
-    pub const ALL: [Tripwire; 19] = [
+    pub const ALL: [Tripwire; 21] = [
         Tripwire::SilentPreemption,
         Tripwire::OrphanedEngine,
         Tripwire::CleanupSelfKill,
@@ -108,16 +110,26 @@ impl Tripwire {
         Tripwire::PrefixCacheHits,
         Tripwire::WarmUpInWindow,
         Tripwire::LoadUnbalanced,
+        Tripwire::LoadGeneratorBound,
+        Tripwire::LatencyMismatch,
     ];
 
-    /// 1..=19.
+    /// Its number (numbers may have gaps while tripwires are added on several branches).
     pub fn number(self) -> u8 {
         self as u8
     }
 
     /// The tripwire numbered `n`.
     pub fn from_number(n: u8) -> Option<Tripwire> {
-        Tripwire::ALL.get(usize::from(n).checked_sub(1)?).copied()
+        Tripwire::ALL.into_iter().find(|t| t.number() == n)
+    }
+
+    /// Its place in [`Tripwire::ALL`] and in the entries (a test holds them in step).
+    fn index(self) -> usize {
+        Tripwire::ALL
+            .iter()
+            .position(|t| *t == self)
+            .expect("every tripwire is listed in Tripwire::ALL")
     }
 
     /// "T9".
@@ -126,7 +138,7 @@ impl Tripwire {
     }
 
     pub fn entry(self) -> &'static Entry {
-        &ENTRIES[usize::from(self.number()) - 1]
+        &ENTRIES[self.index()]
     }
 
     pub fn slug(self) -> &'static str {
@@ -256,7 +268,7 @@ pub struct Explanation {
     pub engine_notes: Vec<(&'static str, &'static str)>,
 }
 
-static ENTRIES: [Entry; 19] = [
+static ENTRIES: [Entry; 21] = [
     Entry {
         tripwire: Tripwire::SilentPreemption,
         slug: "silent-preemption",
@@ -814,7 +826,80 @@ static ENTRIES: [Entry; 19] = [
            worker; its `vllm_router_processed_requests_total{worker}` counts what each got.",
     sglang: "",
     trtllm: "",
-    },];
+    },
+    Entry {
+        tripwire: Tripwire::LoadGeneratorBound,
+        slug: "load-generator-bound",
+        title: "The load tool limited the run",
+        summary: "the load tool, not the server, held the load back: fewer requests open, or sent later, than asked",
+        scopes: &[Scope::Run, Scope::Phase],
+        catches: "A load tool is a program too, and it can be the slowest part of a benchmark. \
+                  Asked to keep 64 requests open, a client that spends its time building \
+                  prompts or reading answers sends the next request late, so fewer are open \
+                  than asked while the server sits with room to spare. Asked for 3,000 \
+                  requests a second, it may send 1,800. Nothing fails and nothing is logged: \
+                  the result is simply labelled with a load that never happened.",
+        why: "The figures describe a lighter load than their label, and a fast server is \
+              reported slow because the client, not the server, was the limit.",
+        evidence: "The load tool's own record of each request: when it was sent and how long \
+                   it took (`vllm bench serve --save-detailed`, GuideLLM's request records, \
+                   AIPerf's per-request export). For a concurrency load, the average number \
+                   of requests open while the tool was still sending, against the number \
+                   asked for; the recording shows whether the server had room then (nothing \
+                   waiting, the KV cache not full, fewer running than its limit). For a \
+                   rate load, the rate at which requests were actually sent against the one \
+                   asked for. The recorder also samples the CPU time of the load command's \
+                   processes (`load.cpu.jsonl`), which shows a client pinned at a full core.",
+        reproduce: "inferlint analyze RUN_DIR (needs the load tool's per-request times; the \
+                    recorder adds --save-detailed to vllm bench serve)",
+        fix: "Give the load tool a core of its own (or several clients on several cores), use \
+              a faster tokenizer or pre-tokenized prompts, or ask for less; then run again \
+              until the requests open (or the send rate) match what the result is labelled \
+              with. Report the load actually reached if you keep the run.",
+        vllm: "`vllm bench serve` runs in one Python process, and one event loop sends, \
+               streams and times every request, so it is bound by a single core. \
+               `--save-detailed` keeps each request's `start_times` and `latencies`.",
+        sglang: "SGLang's own client (`sglang.bench_serving`) has the same single-loop design; \
+                 inferlint reads its result but it keeps no per-request send times.",
+        trtllm: "",
+    },
+    Entry {
+        tripwire: Tripwire::LatencyMismatch,
+        slug: "latency-mismatch",
+        title: "Client and server latencies disagree",
+        summary: "the client's time to first token, time between tokens or latency disagrees with the server's own",
+        scopes: &[Scope::Run],
+        catches: "The load tool times each request from its side: from sending it to the first \
+                  piece of the answer, between the pieces, and to the end. The server times \
+                  the same requests from its side and keeps the results as histograms. The \
+                  client's times should be the server's plus a little for the network. A \
+                  client time far above the server's means something else sits in between (a \
+                  proxy that holds the stream back, a slow network, requests waiting inside \
+                  the client); a client time below the server's is impossible, and means the \
+                  client timed something else (an empty first piece, the reply's headers).",
+        why: "The latency figures then measure the client, the proxy or the network, not the \
+              server, and cannot be compared with runs measured directly.",
+        evidence: "The client's mean time to first token, mean time between tokens and mean \
+                   end-to-end latency, against the server's histograms of the same three \
+                   between the before and after readings (their sum and count, and their \
+                   buckets, which bound the requests the client sent when the server also \
+                   served others).",
+        reproduce: "inferlint analyze RUN_DIR (needs the load tool's result and both readings)",
+        fix: "Measure next to the server, without a proxy in between, or give the client its \
+              own core; if the client's figure is below the server's, check how the client \
+              times its first token (an empty first chunk, the reply's headers). Report which \
+              side's figures you quote.",
+        vllm: "vLLM keeps `vllm:time_to_first_token_seconds`, \
+               `vllm:inter_token_latency_seconds` (`vllm:time_per_output_token_seconds` \
+               before 0.11) and `vllm:e2e_request_latency_seconds`, each from the moment its \
+               API server received the request.",
+        sglang: "SGLang keeps `sglang:time_to_first_token_seconds`, \
+                 `sglang:inter_token_latency_seconds` and `sglang:e2e_request_latency_seconds`.",
+        trtllm: "TensorRT-LLM keeps `trtllm_time_to_first_token_seconds`, \
+                 `trtllm_time_per_output_token_seconds` and \
+                 `trtllm_e2e_request_latency_seconds`.",
+    },
+];
 
 #[cfg(test)]
 mod tests {
@@ -822,15 +907,18 @@ mod tests {
 
     #[test]
     fn numbers_follow_the_table() {
+        let mut last = 0;
         for (i, t) in Tripwire::ALL.into_iter().enumerate() {
-            assert_eq!(usize::from(t.number()), i + 1);
-            assert_eq!(t.id(), format!("T{}", i + 1));
+            assert!(t.number() > last, "{} out of order", t.id());
+            last = t.number();
+            assert_eq!(t.id(), format!("T{}", t.number()));
+            assert_eq!(all()[i].tripwire, t, "{}", t.id());
             assert_eq!(t.entry().tripwire, t, "{}", t.id());
             assert_eq!(Tripwire::from_number(t.number()), Some(t));
         }
         assert_eq!(Tripwire::from_number(0), None);
-        assert_eq!(Tripwire::from_number(20), None);
-        assert_eq!(single_server().count(), 18);
+        assert_eq!(Tripwire::from_number(24), None);
+        assert_eq!(single_server().count(), 20);
         assert!(Tripwire::LoadUnbalanced.fleet_only());
     }
 
@@ -842,7 +930,7 @@ mod tests {
         slugs.dedup();
         titles.sort_unstable();
         titles.dedup();
-        assert_eq!((slugs.len(), titles.len()), (19, 19));
+        assert_eq!((slugs.len(), titles.len()), (21, 21));
         for e in all() {
             assert!(
                 e.slug.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
@@ -865,7 +953,9 @@ mod tests {
         assert_eq!(n("T15"), Some(15));
         assert_eq!(n("warm-up-in-window"), Some(18));
         assert_eq!(n("load-unbalanced"), Some(19));
-        for bad in ["T20", "x", "", " ", "T", "t0", "0", "-1", "T9x", "999"] {
+        assert_eq!(n("T20"), Some(20));
+        assert_eq!(n("latency-mismatch"), Some(23));
+        for bad in ["T24", "x", "", " ", "T", "t0", "0", "-1", "T9x", "999"] {
             assert_eq!(n(bad), None, "{bad:?}");
         }
     }

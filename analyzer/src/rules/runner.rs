@@ -3,8 +3,8 @@
 //! registry's scopes must agree with them (a test holds them together).
 //!
 //! The order is the order results are shown in: the boot log's checks first, then the
-//! clean-up (T2), the probe (T7), the client against the server (T15), and the readings
-//! (T1, T10, T14, T9, T8), then what concerns the measured load (T16–T18).
+//! clean-up (T2), the probe (T7), the client against the server (T15, T23), and the
+//! readings (T1, T10, T14, T9, T8), then what concerns the measured load (T16–T18, T20).
 
 use super::absent::{settle, Input, Judged};
 use super::outcome::RunOutcome;
@@ -20,6 +20,7 @@ use super::{
     t10_integer_second_timer as t10, t11_kv_memory_drift as t11, t12_unexplained_failure as t12,
     t14_null_block as t14, t15_client_server_mismatch as t15, t16_gpu_throttled as t16,
     t17_prefix_cache_hits as t17, t18_warm_up_in_window as t18, t19_load_unbalanced as t19,
+    t20_load_generator_bound as t20, t23_latency_mismatch as t23,
 };
 use crate::bootlog::{self, BootLog};
 use crate::input::InputError;
@@ -47,6 +48,7 @@ const RUN: Rules<fn(&RunScope<'_>) -> Judged> = &[
     (OrphanedEngine, t02::run),
     (CrashAfterReady, t07::run),
     (ClientServerMismatch, t15::run),
+    (LatencyMismatch, t23::run),
     (SilentPreemption, t01::run),
     (IntegerSecondTimer, t10::run),
     (NullBlock, t14::run),
@@ -55,6 +57,7 @@ const RUN: Rules<fn(&RunScope<'_>) -> Judged> = &[
     (GpuThrottled, t16::run),
     (PrefixCacheHits, t17::run),
     (WarmUpInWindow, t18::run),
+    (LoadGeneratorBound, t20::run),
 ];
 
 /// A folder with a load tool's own scrape and no recording: these take the place of the
@@ -71,6 +74,7 @@ const PHASE: Rules<fn(&PhaseScope<'_>) -> Judged> = &[
     (FallingCeiling, t09::phase),
     (IntegerSecondTimer, t10::phase),
     (ClientServerMismatch, t15::phase),
+    (LoadGeneratorBound, t20::phase),
 ];
 
 const REPLICA: Rules<fn(&ReplicaScope<'_>) -> Judged> = &[

@@ -12,6 +12,7 @@ use crate::json::Json;
 use crate::num::shortest;
 use crate::rules::absent::{Absent, Input, Judged};
 use crate::rules::scope::{FleetScope, PhaseScope, ReplicaScope, RunScope, ScrapeScope};
+use crate::rules::t20_load_generator_bound::ClientLimit;
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
 use crate::series::align::{sum_running, Aligned, PeakSum};
@@ -150,6 +151,13 @@ fn on_series(cx: &RunScope<'_>, s: &Series) -> Judged {
         (Some(req), None) => {
             let mut r = check(s, req, cx.facts);
             load_figures::note_sweep(&mut r, cx.bench_ok());
+            if let Some(limit) = cx
+                .client_limit
+                .as_ref()
+                .filter(|_| r.status != Status::Pass)
+            {
+                say_whose_limit(&mut r, limit);
+            }
             Ok(r)
         }
         (None, _) if cx.load_ran => Ok(match &cx.bench {
@@ -521,6 +529,12 @@ pub fn check(series: &Series, requested: i64, facts: Option<&BootFacts>) -> Chec
         }
     }
     CheckResult::new(T8, Status::Fail, msg).found(e)
+}
+
+/// A shortfall the load tool caused (T20): the message and the evidence say so.
+fn say_whose_limit(r: &mut CheckResult, limit: &ClientLimit) {
+    r.message.push_str(&format!("; {}", limit.clause()));
+    r.set("limited_by", "load tool");
 }
 
 /// T8 when the server was down before the load: can't tell, and why (not "ran at most 0").

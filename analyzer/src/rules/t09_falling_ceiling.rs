@@ -401,6 +401,7 @@ mod tests {
             facts: None,
             usable_blocks: None,
             tool: "GuideLLM 0.8.1",
+            load_cpu: None,
         };
         assert_eq!(
             said(&settle(T9, phase(&ph)).unwrap()),

@@ -869,6 +869,7 @@ mod tests {
             facts: None,
             usable_blocks: None,
             tool: "GuideLLM 0.8.1",
+            load_cpu: None,
         }
     }
 

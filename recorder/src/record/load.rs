@@ -6,11 +6,12 @@
 use std::time::{Duration, SystemTime};
 
 use analyzer::docs::manifest::{LoadRun, LoadStop, Stage};
-use analyzer::docs::{LOAD_LOG, SERIES};
+use analyzer::docs::{LOAD_CPU, LOAD_LOG, SERIES};
 
 use super::watch::ServerWatch;
 use super::{close::quote, problem, ResultPlan, Run, Step, Stop};
 use crate::load;
+use crate::load_cpu::CpuSampler;
 use crate::series::{Recorder, SeriesWriter};
 use crate::{clock, say};
 
@@ -110,10 +111,22 @@ impl Run {
             // A fleet's address is its router, whose health is not one server's.
             let health = self.fleet.is_none().then_some(self.manifest.url.as_str());
             let mut watch = ServerWatch::start(health);
+            let cpu_path = self.opts.dir.join(LOAD_CPU);
+            let (cpu_fs, interval) = (self.fs.clone(), self.opts.interval);
+            let program = argv.first().cloned();
+            let mut cpu: Option<CpuSampler> = None;
+            let mut cpu_note: Option<String> = None;
+            let mut started = |pid: i32| {
+                let every = Duration::from_secs_f64(interval);
+                match CpuSampler::start(&cpu_path, cpu_fs.clone(), pid, program.clone(), every) {
+                    Ok(s) => cpu = Some(s),
+                    Err(e) => cpu_note = Some(format!("no CPU samples ({LOAD_CPU}): {e}")),
+                }
+            };
             // A server that dies, stays paused or fails its health check during the load,
             // or a write into the folder that fails, stops the load: nothing it sends
             // after counts.
-            let ran = load::run(&plan.argv_run, &log, echo, fault, &mut || {
+            let ran = load::run(&plan.argv_run, &log, echo, fault, &mut started, &mut || {
                 progress.tick();
                 let why = watch.fault(server.as_mut(), fs).or_else(|| {
                     let failed = fault.get()?;
@@ -126,6 +139,10 @@ impl Run {
                 }
                 why.is_some()
             });
+            if let Some(s) = cpu.take() {
+                s.finish();
+            }
+            self.manifest.notes.extend(cpu_note);
             let ended_wall = clock::wall();
             if let Some(r) = self.manifest.load.runs.last_mut().filter(|_| several) {
                 r.ended_wall = Some(ended_wall);

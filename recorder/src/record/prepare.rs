@@ -6,8 +6,8 @@ use std::path::Path;
 
 use analyzer::docs::manifest::{Load, Manifest, Mode, Outcome, Recorder, Requested, Serve, State};
 use analyzer::docs::{
-    AIPERF_DIR, BENCH_JSON, BENCH_JSONL, BOOT_LOG, FLEET, GATE, GPU_SAMPLES, LOAD_LOG, MANIFEST,
-    PROBE, PROCESSES, REPLICAS_DIR, REPORT, RESULTS, ROUTER_DIR, SERIES, SERIES_SUFFIX,
+    AIPERF_DIR, BENCH_JSON, BENCH_JSONL, BOOT_LOG, FLEET, GATE, GPU_SAMPLES, LOAD_CPU, LOAD_LOG,
+    MANIFEST, PROBE, PROCESSES, REPLICAS_DIR, REPORT, RESULTS, ROUTER_DIR, SERIES, SERIES_SUFFIX,
     SNAPSHOT_SUFFIX, TEARDOWN,
 };
 use analyzer::engine::shell_split;
@@ -41,6 +41,7 @@ fn holds_run_files(dir: &Path) -> Option<String> {
         TEARDOWN,
         PROCESSES,
         GPU_SAMPLES,
+        LOAD_CPU,
         RESULTS,
         REPORT,
         AIPERF_DIR,

@@ -6,6 +6,17 @@
 //! (here: words, one token each), after `--random-prefix-len` tokens shared by every
 //! request. The initial test request and the `--num-warmups` requests repeat the first
 //! prompt, at most `--max-concurrency` at once, as the real client does.
+//!
+//! `--request-rate R` sends on a Poisson schedule of R a second (vLLM's default
+//! burstiness of 1), seeded by `--seed`. Faults of a client, for T20 and T23 (flags the
+//! real client does not have, each affecting only the measured requests):
+//! - `--sim-client-cpu-ms D`: before each request goes out, the client spends D ms of CPU
+//!   (one core for all requests, as one Python event loop does), so it sends late;
+//! - `--sim-client-queue-ms D`: each request waits D ms inside the client after its timer
+//!   started (a client-side queue, or a proxy holding it): its first token and latency
+//!   include time the server never saw;
+//! - `--sim-ttft-at-headers`: the first token is timed when the reply's headers arrive,
+//!   before the server produced any token.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,6 +39,63 @@ struct Outcome {
     output_tokens: usize,
     token_times: Vec<f64>,
     error: String,
+}
+
+/// The client faults asked for (see the module's comment).
+#[derive(Debug, Clone, Copy, Default)]
+struct Faults {
+    cpu: Option<Duration>,
+    queue: Option<Duration>,
+    ttft_at_headers: bool,
+}
+
+impl Faults {
+    fn read(a: &Args) -> anyhow::Result<Faults> {
+        let ms = |k: &str| -> anyhow::Result<Option<Duration>> {
+            Ok(a.num::<f64>(k)?
+                .filter(|x| *x > 0.0)
+                .map(|x| Duration::from_secs_f64(x / 1000.0)))
+        };
+        Ok(Faults {
+            cpu: ms("sim-client-cpu-ms")?,
+            queue: ms("sim-client-queue-ms")?,
+            ttft_at_headers: a.has("sim-ttft-at-headers"),
+        })
+    }
+}
+
+/// One core's worth of client CPU: requests take turns spending it.
+static CLIENT_CORE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Spends `d` of CPU on the shared core, off the async workers.
+async fn spend_cpu(d: Duration) {
+    let _ = tokio::task::spawn_blocking(move || {
+        let _core = CLIENT_CORE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let until = Instant::now() + d;
+        let mut x = 0u64;
+        while Instant::now() < until {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+    })
+    .await;
+}
+
+/// Seconds after the first send at which each of `n` requests is due, on a Poisson
+/// schedule of `rate` a second (exponential gaps), from `seed`.
+fn schedule(n: usize, rate: f64, seed: u64) -> Vec<f64> {
+    let mut state = seed ^ 0x5EED_5EED;
+    let mut at = 0.0;
+    (0..n)
+        .map(|i| {
+            if i > 0 {
+                let u = ((splitmix(&mut state) >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+                at += -u.ln() / rate;
+            }
+            at
+        })
+        .collect()
 }
 
 struct Target {
@@ -101,6 +169,7 @@ async fn one(
     text: Arc<String>,
     output_len: usize,
     t0: Instant,
+    faults: Faults,
 ) -> Outcome {
     let mut out = Outcome::default();
     let chat = t.path.contains("chat");
@@ -112,9 +181,15 @@ async fn one(
         json!({"model": model, "prompt": text.as_str(), "max_tokens": output_len, "stream": true,
             "ignore_eos": true, "stream_options": {"include_usage": true}, "temperature": 0.0})
     };
+    if let Some(d) = faults.cpu {
+        spend_cpu(d).await;
+    }
     let start = Instant::now();
     out.start = (start - t0).as_secs_f64();
     let r: anyhow::Result<()> = async {
+        if let Some(d) = faults.queue {
+            tokio::time::sleep(d).await;
+        }
         let stream = tokio::net::TcpStream::connect((t.host.as_str(), t.port)).await?;
         let _ = stream.set_nodelay(true);
         let (mut sender, conn) =
@@ -125,6 +200,7 @@ async fn one(
             .header("content-type", "application/json")
             .body(Full::new(Bytes::from(body.to_string())))?;
         let resp = sender.send_request(req).await?;
+        let mut headers_at = faults.ttft_at_headers.then(Instant::now);
         let status = resp.status();
         let mut b = resp.into_body();
         if !status.is_success() {
@@ -167,7 +243,7 @@ async fn one(
                 if !text.is_empty() {
                     let now = Instant::now();
                     if chunks == 0 {
-                        out.ttft = (now - start).as_secs_f64();
+                        out.ttft = (headers_at.take().unwrap_or(now) - start).as_secs_f64();
                     } else {
                         out.itls.push((now - last).as_secs_f64());
                     }
@@ -222,11 +298,17 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
         dataset == "random",
         "--dataset-name {dataset}: only 'random' is simulated"
     );
-    let rate = a.get("request-rate").unwrap_or("inf");
-    anyhow::ensure!(
-        rate == "inf",
-        "--request-rate {rate}: only 'inf' is simulated"
-    );
+    let rate_text = a.get("request-rate").unwrap_or("inf").to_string();
+    let rate: Option<f64> = match rate_text.as_str() {
+        "inf" => None,
+        r => Some(
+            r.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| anyhow::anyhow!("--request-rate {r}: a positive number or 'inf'"))?,
+        ),
+    };
+    let faults = Faults::read(&a)?;
     let model = match a.get("model") {
         Some(m) => m.to_string(),
         None => anyhow::bail!("--model is required by the simulated client"),
@@ -241,7 +323,7 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
     let warmups: usize = a.num("num-warmups")?.unwrap_or(0);
     let ready_timeout: f64 = a.num("ready-check-timeout-sec")?.unwrap_or(600.0);
     let t = Arc::new(target(&a)?);
-    println!("Namespace(subparser='bench', bench_type='serve', backend='{}', base_url={}, host='{}', port={}, endpoint='{}', dataset_name='{dataset}', max_concurrency={}, model='{model}', num_prompts={num_prompts}, request_rate=inf, burstiness=1.0, random_input_len={input_len}, random_output_len={output_len}, ignore_eos={}, save_result={}, num_warmups={warmups})",
+    println!("Namespace(subparser='bench', bench_type='serve', backend='{}', base_url={}, host='{}', port={}, endpoint='{}', dataset_name='{dataset}', max_concurrency={}, model='{model}', num_prompts={num_prompts}, request_rate={rate_text}, burstiness=1.0, random_input_len={input_len}, random_output_len={output_len}, ignore_eos={}, save_result={}, num_warmups={warmups})",
         a.get("backend").unwrap_or("openai"), a.get("base-url").map(|u| format!("'{u}'")).unwrap_or("None".into()), t.host, t.port, t.path,
         max_conc.map(|c| c.to_string()).unwrap_or("None".into()), if a.has("ignore-eos") { "True" } else { "False" }, if a.has("save-result") { "True" } else { "False" });
     let rt = crate::server::runtime()?;
@@ -258,7 +340,7 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
             println!("Waiting for endpoint to become up in {} seconds", ready_timeout as u64);
             let deadline = Instant::now() + Duration::from_secs_f64(ready_timeout);
             loop {
-                let o = one(t.clone(), served.clone(), test.clone(), output_len, t0).await;
+                let o = one(t.clone(), served.clone(), test.clone(), output_len, t0, Faults::default()).await;
                 if o.ok {
                     break;
                 }
@@ -279,7 +361,7 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
                 let (t, m, text, sem) = (t.clone(), served.clone(), test.clone(), sem.clone());
                 hs.push(tokio::spawn(async move {
                     let _p = sem.acquire_owned().await.expect("semaphore");
-                    one(t, m, text, output_len, t0).await
+                    one(t, m, text, output_len, t0, Faults::default()).await
                 }));
             }
             for h in hs {
@@ -287,21 +369,25 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
             }
             println!("Warmup run completed.");
         }
-        println!("Traffic request rate: inf");
+        println!("Traffic request rate: {rate_text}");
         println!("Burstiness factor: 1.0 (Poisson process)");
         println!("Maximum request concurrency: {}", max_conc.map(|c| c.to_string()).unwrap_or("None".into()));
         let sem = Arc::new(Semaphore::new(max_conc.unwrap_or(num_prompts).max(1)));
         let inflight = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let peak = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let bench_start = Instant::now();
+        let due = rate.map(|r| schedule(num_prompts, r, seed));
         let mut hs = Vec::new();
-        for text in prompts.iter().take(num_prompts).cloned() {
+        for (i, text) in prompts.iter().take(num_prompts).cloned().enumerate() {
+            if let Some(at) = due.as_ref().map(|d| d[i]) {
+                tokio::time::sleep_until((bench_start + Duration::from_secs_f64(at)).into()).await;
+            }
             let (t, m, sem, inflight, peak) = (t.clone(), served.clone(), sem.clone(), inflight.clone(), peak.clone());
             hs.push(tokio::spawn(async move {
                 let _p = sem.acquire_owned().await.expect("semaphore");
                 let n = inflight.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
                 peak.fetch_max(n, std::sync::atomic::Ordering::SeqCst);
-                let o = one(t, m, text, output_len, bench_start).await;
+                let o = one(t, m, text, output_len, bench_start, faults).await;
                 inflight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                 o
             }));
@@ -368,7 +454,7 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
             let mut result = json!({
                 "date": date, "endpoint_type": "openai", "backend": a.get("backend").unwrap_or("openai"), "label": null,
                 "model_id": model, "tokenizer_id": a.get("tokenizer").unwrap_or(&model), "num_prompts": num_prompts,
-                "request_rate": "inf", "burstiness": 1.0, "max_concurrency": max_conc,
+                "request_rate": rate.map_or(json!("inf"), |r| json!(r)), "burstiness": 1.0, "max_concurrency": max_conc,
                 "duration": duration, "completed": completed, "failed": failed,
                 "total_input_tokens": total_in, "total_output_tokens": total_out,
                 "request_throughput": completed as f64 / duration, "request_goodput": null,
@@ -398,7 +484,7 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
             }
             let name = a.get("result-filename").map(str::to_string).unwrap_or_else(|| {
                 let base = std::path::Path::new(&model).file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
-                format!("openai-infqps-concurrency{}-{base}-{date}.json", max_conc.map(|c| c.to_string()).unwrap_or("None".into()))
+                format!("openai-{}qps-concurrency{}-{base}-{date}.json", rate_text, max_conc.map(|c| c.to_string()).unwrap_or("None".into()))
             });
             let dir = a.get("result-dir").unwrap_or(".");
             std::fs::create_dir_all(dir)?;

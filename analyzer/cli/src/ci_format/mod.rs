@@ -94,7 +94,7 @@ fn verdict_file(input: &RunInput, c: &CheckResult) -> Option<String> {
     match c.tripwire.number() {
         1 | 10 => name(&input.after).or_else(|| name(&input.before)),
         8 | 9 | 14 => name(&input.series),
-        15 => input.bench.as_ref().map(|b| b.file.name.clone()),
+        15 | 20 | 23 => input.bench.as_ref().map(|b| b.file.name.clone()),
         2 => name(&input.teardown).or_else(|| name(&input.gate)),
         7 => name(&input.probe).or_else(boot),
         4 | 5 | 6 | 11 | 12 => c

@@ -22,6 +22,8 @@ pub struct PhaseScope<'a> {
     pub usable_blocks: Option<u64>,
     /// "GuideLLM 0.8.1", for messages.
     pub tool: &'a str,
+    /// The load command's CPU samples (T20).
+    pub load_cpu: Option<&'a crate::load_cpu::LoadCpu>,
 }
 
 impl PhaseScope<'_> {

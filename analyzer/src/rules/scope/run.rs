@@ -12,10 +12,12 @@ use crate::engine::Engine;
 use crate::gpu_samples::GpuSamples;
 use crate::input::InputError;
 use crate::inputs::RunInput;
+use crate::load_cpu::LoadCpu;
 use crate::manifest::Manifest;
 use crate::rules::absent::{Absent, Input};
 use crate::rules::outcome::RunOutcome;
 use crate::rules::server_down::ServerDown;
+use crate::rules::t20_load_generator_bound::ClientLimit;
 use crate::series::Series;
 use crate::snapshot::Snapshot;
 
@@ -45,6 +47,8 @@ pub struct RunScope<'a> {
     pub probe: Input<'a, Probe>,
     pub teardown: Input<'a, Teardown>,
     pub gpu: Input<'a, GpuSamples>,
+    /// The load command's CPU samples.
+    pub load_cpu: Input<'a, LoadCpu>,
     /// A load tool's own scrape of the server's metrics (AIPerf's).
     pub scrape: Input<'a, AiperfServer>,
     /// The engine the scrape is read as.
@@ -59,6 +63,8 @@ pub struct RunScope<'a> {
     pub expected_extra: i64,
     /// A load ran, unless the recorder says none was given.
     pub load_ran: bool,
+    /// The load tool held the load back (T20), when it did: T8 says whose limit it was.
+    pub client_limit: Option<ClientLimit>,
 }
 
 impl<'a> RunScope<'a> {
@@ -134,6 +140,7 @@ impl<'a> RunScope<'a> {
             probe: Input::NotGiven,
             teardown: Input::NotGiven,
             gpu: Input::NotGiven,
+            load_cpu: Input::NotGiven,
             scrape: Input::NotGiven,
             scrape_engine: Engine::Vllm,
             down: None,
@@ -141,6 +148,7 @@ impl<'a> RunScope<'a> {
             gauge_steps: None,
             expected_extra: 0,
             load_ran: true,
+            client_limit: None,
         }
     }
 }
