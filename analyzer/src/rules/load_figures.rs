@@ -45,7 +45,7 @@ pub struct UnusableResult {
 }
 
 /// Why the folder holds no load-tool result, from the recorder's manifest.
-fn why_no_result(manifest: Option<&Manifest>) -> String {
+pub fn why_no_result(manifest: Option<&Manifest>) -> String {
     match manifest {
         Some(m) if m.load_unrecognised && m.load_given => format!(
             "the load command ({}) is not a client inferlint recognises",

@@ -7,6 +7,7 @@
 
 pub mod absent;
 mod failure;
+pub mod load_failed;
 pub mod load_figures;
 pub mod outcome;
 pub mod registry;
@@ -31,6 +32,8 @@ pub mod t16_gpu_throttled;
 pub mod t17_prefix_cache_hits;
 pub mod t18_warm_up_in_window;
 pub mod t19_load_unbalanced;
+pub mod t21_output_not_as_asked;
+pub mod t22_failures_hidden;
 #[cfg(test)]
 pub mod testing;
 pub mod verdict;

@@ -20,6 +20,7 @@ use super::{
     t10_integer_second_timer as t10, t11_kv_memory_drift as t11, t12_unexplained_failure as t12,
     t14_null_block as t14, t15_client_server_mismatch as t15, t16_gpu_throttled as t16,
     t17_prefix_cache_hits as t17, t18_warm_up_in_window as t18, t19_load_unbalanced as t19,
+    t21_output_not_as_asked as t21, t22_failures_hidden as t22,
 };
 use crate::bootlog::{self, BootLog};
 use crate::input::InputError;
@@ -47,6 +48,8 @@ const RUN: Rules<fn(&RunScope<'_>) -> Judged> = &[
     (OrphanedEngine, t02::run),
     (CrashAfterReady, t07::run),
     (ClientServerMismatch, t15::run),
+    (FailuresHidden, t22::run),
+    (OutputNotAsAsked, t21::run),
     (SilentPreemption, t01::run),
     (IntegerSecondTimer, t10::run),
     (NullBlock, t14::run),
@@ -71,6 +74,8 @@ const PHASE: Rules<fn(&PhaseScope<'_>) -> Judged> = &[
     (FallingCeiling, t09::phase),
     (IntegerSecondTimer, t10::phase),
     (ClientServerMismatch, t15::phase),
+    (FailuresHidden, t22::phase),
+    (OutputNotAsAsked, t21::phase),
 ];
 
 const REPLICA: Rules<fn(&ReplicaScope<'_>) -> Judged> = &[

@@ -22,6 +22,9 @@ pub struct PhaseScope<'a> {
     pub usable_blocks: Option<u64>,
     /// "GuideLLM 0.8.1", for messages.
     pub tool: &'a str,
+    /// The recorder made the folder: it keeps the load command, so what a phase asked
+    /// that nothing says is missing, not merely not given (T21).
+    pub recorded: bool,
 }
 
 impl PhaseScope<'_> {
