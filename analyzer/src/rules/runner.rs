@@ -3,8 +3,9 @@
 //! registry's scopes must agree with them (a test holds them together).
 //!
 //! The order is the order results are shown in: the boot log's checks first, then the
-//! clean-up (T2), the probe (T7), the client against the server (T15), and the readings
-//! (T1, T10, T14, T9, T8), then what concerns the measured load (T16–T18).
+//! clean-up (T2), the probe (T7), the client against the server (T15), the load's own
+//! failures and answers (T22, T21), and the readings (T1, T10, T14, T9, T8), then what
+//! concerns the measured load (T16–T18).
 
 use super::absent::{settle, Input, Judged};
 use super::outcome::RunOutcome;
