@@ -132,7 +132,6 @@ pub fn cannot_run(argv: &[String]) -> Option<String> {
     })
 }
 
-
 /// The names a client's result gets in the run folder: `bench.json` (or `.jsonl`, or the
 /// `aiperf` artifact folder) for the only load command; `bench-N.json` and so on for the
 /// Nth of several, so no run overwrites an earlier one's result.

@@ -94,7 +94,10 @@ fn errors(v: &Json) -> Vec<super::ErrorGroup> {
         .iter()
         .filter_map(|e| {
             let d = e.get("error_details")?;
-            let part = |k: &str| d.get(k).map(|x| x.as_str().map_or_else(|| x.to_compact(), str::to_string));
+            let part = |k: &str| {
+                d.get(k)
+                    .map(|x| x.as_str().map_or_else(|| x.to_compact(), str::to_string))
+            };
             let text = [part("code"), part("type"), part("message")]
                 .into_iter()
                 .flatten()

@@ -93,7 +93,12 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Records, InputError> {
         latencies.push(gate("request_latency", secs, latency, 1e-3));
         starts.push(start);
         let length = (!failed)
-            .then(|| unit_value(metrics.and_then(|m| m.get("output_sequence_length")), "tokens"))
+            .then(|| {
+                unit_value(
+                    metrics.and_then(|m| m.get("output_sequence_length")),
+                    "tokens",
+                )
+            })
             .flatten();
         let length = gate("output_sequence_length", Quantity::Count, length, 1.0);
         lengths.push(length.map(|t| t.trunc() as i64));

@@ -151,9 +151,13 @@ fn spread_middle(tokens: i64, ratio: Option<f64>) -> i64 {
 fn guidellm_command(argv: &[String]) -> Option<AskedOutput> {
     flag_values(argv, "--data").into_iter().find_map(|d| {
         let tokens = count(option_key(d, "output_tokens")?)?;
-        let spread = ["output_tokens_stdev", "output_tokens_min", "output_tokens_max"]
-            .iter()
-            .any(|k| option_key(d, k).is_some());
+        let spread = [
+            "output_tokens_stdev",
+            "output_tokens_min",
+            "output_tokens_max",
+        ]
+        .iter()
+        .any(|k| option_key(d, k).is_some());
         Some(AskedOutput {
             tokens,
             fixed: !spread,
@@ -209,9 +213,13 @@ pub fn from_guidellm_result(v: &Json) -> Option<AskedOutput> {
         .get("output_tokens")
         .and_then(Json::as_i64_trunc)
         .filter(|&n| n > 0)?;
-    let spread = ["output_tokens_stdev", "output_tokens_min", "output_tokens_max"]
-        .iter()
-        .any(|k| data.get(k).is_some_and(|x| !x.is_null()));
+    let spread = [
+        "output_tokens_stdev",
+        "output_tokens_min",
+        "output_tokens_max",
+    ]
+    .iter()
+    .any(|k| data.get(k).is_some_and(|x| !x.is_null()));
     Some(AskedOutput {
         tokens,
         fixed: !spread,
@@ -256,7 +264,8 @@ mod tests {
         assert_eq!((a.tokens, a.ignore_eos), (64, None));
         let spread = v("vllm bench serve --random-output-len 100 --random-range-ratio 0.5");
         assert!(!from_argv(Client::Vllm, &spread).unwrap().fixed);
-        let json = v(r#"vllm bench serve --random-output-len 100 --random-range-ratio {"output":0}"#);
+        let json =
+            v(r#"vllm bench serve --random-output-len 100 --random-range-ratio {"output":0}"#);
         assert!(from_argv(Client::Vllm, &json).unwrap().fixed);
         // No length named: the dataset's default is the release's, unknown here.
         assert_eq!(from_argv(Client::Vllm, &v("vllm bench serve")), None);
@@ -303,6 +312,9 @@ mod tests {
         ))
         .unwrap();
         assert_eq!((a.tokens, a.fixed), (100, true));
-        assert_eq!(from_sglang_result(&j(r#"{"dataset_name": "random"}"#)), None);
+        assert_eq!(
+            from_sglang_result(&j(r#"{"dataset_name": "random"}"#)),
+            None
+        );
     }
 }

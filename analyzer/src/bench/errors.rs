@@ -103,6 +103,9 @@ mod tests {
         );
         let long = "x".repeat(300);
         assert!(group([(long.as_str(), 1)])[0].text.ends_with('…'));
-        assert_eq!(last_line("Traceback:\n  a\nValueError: boom\n\n"), "ValueError: boom");
+        assert_eq!(
+            last_line("Traceback:\n  a\nValueError: boom\n\n"),
+            "ValueError: boom"
+        );
     }
 }

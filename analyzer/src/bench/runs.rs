@@ -133,11 +133,11 @@ pub fn combine(mut runs: Vec<Run>) -> BenchResult {
     out.total_input_tokens = runs.iter().map(|r| r.result.total_input_tokens).sum();
     // What every run asked, when they asked the same; each phase keeps its own.
     let asked: Vec<_> = runs.iter().map(|r| r.result.asked_output.clone()).collect();
-    out.asked_output = asked
-        .first()
-        .cloned()
-        .flatten()
-        .filter(|a| asked.iter().all(|b| b.as_ref().map(|b| b.tokens) == Some(a.tokens)));
+    out.asked_output = asked.first().cloned().flatten().filter(|a| {
+        asked
+            .iter()
+            .all(|b| b.as_ref().map(|b| b.tokens) == Some(a.tokens))
+    });
     out.output_shortest = runs
         .iter()
         .map(|r| r.result.output_shortest)

@@ -348,8 +348,10 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
             .iter()
             .any(|c| c.tripwire.number() == n && c.status != Status::NotApplicable)
     };
-    let count = crate::rules::registry::single_server().count() as u8;
-    let checked = (1..=count).filter(|&n| has(n)).count();
+    let numbers: Vec<u8> = crate::rules::registry::single_server()
+        .map(|e| e.tripwire.number())
+        .collect();
+    let checked = numbers.iter().filter(|&&n| has(n)).count();
     let t14_na = checks
         .iter()
         .any(|c| c.tripwire == Tripwire::NullBlock && c.status == Status::NotApplicable)
@@ -393,6 +395,10 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
             ),
             9 | 16 | 18 => pair("need a recording", "needs a recording"),
             13 => pair("are rules for test scripts", "is a rule for test scripts"),
+            21 => pair(
+                "need the output length the load asked for (the recorder keeps the load command)",
+                "needs the output length the load asked for (the recorder keeps the load command)",
+            ),
             14 if t14_na => {
                 let t = format!("not apply to {}", engine.display());
                 (format!("do {t}"), format!("does {t}"))
@@ -408,7 +414,7 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
         }
     };
     let mut groups: Vec<((String, String), Vec<u8>)> = Vec::new();
-    for n in (1..=count).filter(|&n| !has(n)) {
+    for n in numbers.into_iter().filter(|&n| !has(n)) {
         let r = reason(n);
         match groups.iter_mut().find(|(k, _)| *k == r) {
             Some((_, members)) => members.push(n),

@@ -55,7 +55,7 @@ impl LoadFailed {
         CheckResult::new(
             tripwire,
             Status::Unknown,
-            format!("can't tell: {}, so there is {what}", self.clause()),
+            format!("{}, so there is {what}", self.clause()),
         )
         .with("requests_sent", self.sent)
         .with("requests_completed", 0)
@@ -87,7 +87,11 @@ mod tests {
         );
         let r = f.cannot_tell(Tripwire::IntegerSecondTimer, "no rate of the load to check");
         assert_eq!(r.status, Status::Unknown);
-        assert!(r.message.ends_with("so there is no rate of the load to check"));
-        assert!(f.never_reached(24).contains("never reached the server's engine"));
+        assert!(r
+            .message
+            .ends_with("so there is no rate of the load to check"));
+        assert!(f
+            .never_reached(24)
+            .contains("never reached the server's engine"));
     }
 }

@@ -921,7 +921,9 @@ mod tests {
             assert_eq!(t.id(), format!("T{}", t.number()));
             assert_eq!(Tripwire::from_number(t.number()), Some(t));
         }
-        assert!(Tripwire::ALL.windows(2).all(|w| w[0].number() < w[1].number()));
+        assert!(Tripwire::ALL
+            .windows(2)
+            .all(|w| w[0].number() < w[1].number()));
         assert_eq!(Tripwire::ALL[0].number(), 1);
         assert_eq!(Tripwire::from_number(0), None);
         assert_eq!(Tripwire::from_number(23), None);

@@ -718,7 +718,9 @@ mod tests {
         let s = ran(&[3.0]);
         cx.series = crate::rules::absent::Input::Present(&s);
         let r = settle(T8, run(&cx)).unwrap();
-        assert!(r.message.starts_with("8 requested, but the server never ran more than 3"));
+        assert!(r
+            .message
+            .starts_with("8 requested, but the server never ran more than 3"));
         assert!(r.message.ends_with("sent failed (T22)"), "{}", r.message);
     }
 }

@@ -48,10 +48,7 @@ pub fn run(cx: &RunScope<'_>) -> Judged {
     if let Some(f) = cx.load_failed {
         return Ok(f.cannot_tell(T10, NO_RATE));
     }
-    Ok(check(
-        pair,
-        cx.snapshot_engine.metrics().generation_tokens,
-    ))
+    Ok(check(pair, cx.snapshot_engine.metrics().generation_tokens))
 }
 
 /// What a load that failed whole leaves T10 without.
@@ -315,8 +312,7 @@ mod tests {
         assert_eq!(r.status, Status::Unknown);
         assert_eq!(
             r.message,
-            "can't tell: every one of the 24 requests GuideLLM 0.8.1 sent failed (T22), so \
-             there is no rate of the load to check"
+            "every one of the 24 requests GuideLLM 0.8.1 sent failed (T22), so there is no rate of the load to check"
         );
     }
 }

@@ -86,9 +86,10 @@ pub fn run(cx: &RunScope<'_>) -> Judged {
     // No prompt of a load that failed whole reached the cache: what the counters show is
     // not the load's.
     Ok(match cx.load_failed {
-        Some(f) if r.status != Status::NotApplicable => {
-            f.cannot_tell(T17, "no prompt of the load whose cache hits could be counted")
-        }
+        Some(f) if r.status != Status::NotApplicable => f.cannot_tell(
+            T17,
+            "no prompt of the load whose cache hits could be counted",
+        ),
         _ => r,
     })
 }
@@ -424,7 +425,10 @@ mod tests {
             tool: "the load tool".into(),
         };
         let mut folder = crate::rules::testing::Folder::default();
-        folder.input.before = Some(crate::inputs::InputFile::new("before.snapshot.json", Vec::new()));
+        folder.input.before = Some(crate::inputs::InputFile::new(
+            "before.snapshot.json",
+            Vec::new(),
+        ));
         let mut cx = folder.scope();
         let (b, a) = (vllm(0.0, 0.0), vllm(0.0, 1000.0));
         let pair = Pair::new(&b, &a);
@@ -433,6 +437,10 @@ mod tests {
         cx.load_failed = Some(&failed);
         let r = run(&cx).unwrap();
         assert_eq!(r.status, Status::Unknown, "{}", r.message);
-        assert!(r.message.contains("every one of the 4 requests"), "{}", r.message);
+        assert!(
+            r.message.contains("every one of the 4 requests"),
+            "{}",
+            r.message
+        );
     }
 }

@@ -11,7 +11,7 @@ use crate::bench::{AskedOutput, BenchResult, Requests};
 use crate::counters::Pair;
 use crate::engine::{Engine, STOP_REASON};
 use crate::num::{fixed, plural, shortest, thousands_int};
-use crate::rules::absent::{Absent, Gap, Judged};
+use crate::rules::absent::{Absent, Judged};
 use crate::rules::load_failed::LoadFailed;
 use crate::rules::scope::{PhaseScope, RunScope};
 use crate::rules::verdict::{CheckResult, Status};
@@ -117,7 +117,14 @@ struct Answers<'a> {
 /// The whole run.
 pub fn run(cx: &RunScope<'_>) -> Judged {
     if !cx.bench.is_given() {
-        return without_result(cx);
+        if !cx.recorded_by_inferlint() {
+            return Err(Absent::NotGiven);
+        }
+        return super::load_figures::no_result(
+            cx,
+            T21,
+            "no load-tool result to give the answers' lengths",
+        );
     }
     let b: &BenchResult = cx.bench.need()?;
     let tool = b.tool_name();
@@ -157,24 +164,6 @@ pub fn phase(cx: &PhaseScope<'_>) -> Judged {
     Ok(judge(&a, ServerEnds::default(), cx.engine, false))
 }
 
-/// No load-tool result: the answers' lengths are unknown.
-fn without_result(cx: &RunScope<'_>) -> Judged {
-    if !cx.load_ran || !cx.recorded_by_inferlint() {
-        return Err(Absent::NotGiven);
-    }
-    if let Some(why) = &cx.outcome.after_missing {
-        return Err(Gap::Run(why.clone()).into());
-    }
-    Ok(CheckResult::new(
-        T21,
-        Status::Unknown,
-        format!(
-            "can't tell how long the answers were: {}",
-            super::load_figures::why_no_result(cx.manifest)
-        ),
-    ))
-}
-
 /// The asked length is unknown: "can't tell" on a folder the recorder made (it keeps the
 /// load command), not checked on one from elsewhere, which never recorded it.
 fn unasked(recorded: bool, tool: &str) -> Judged {
@@ -185,7 +174,7 @@ fn unasked(recorded: bool, tool: &str) -> Judged {
         T21,
         Status::Unknown,
         format!(
-            "can't tell: neither {tool}'s result nor the load command names the output \
+            "neither {tool}'s result nor the load command names the output \
              length it asked of each answer (vllm bench serve: --random-output-len or \
              --output-len; GuideLLM: output_tokens; AIPerf: --output-tokens-mean)"
         ),
@@ -211,19 +200,19 @@ fn judge(a: &Answers<'_>, server: ServerEnds, engine: Engine, read_server: bool)
     if let Some(f) = &a.failed {
         return base(
             Status::Unknown,
-            format!("can't tell: {}, so no answer came back to measure", f.clause()),
+            format!("{}, so no answer came back to measure", f.clause()),
             e,
         );
     }
     let (Some(done), Some(tokens)) = (a.completed, a.output_tokens) else {
         let msg = format!(
-            "can't tell: {}'s result gives no count of completed requests or output tokens",
+            "{}'s result gives no count of completed requests or output tokens",
             a.tool
         );
         return base(Status::Unknown, msg, e);
     };
     if done <= 0 {
-        let msg = "can't tell: no request completed, so no answer came back to measure".into();
+        let msg = "no request completed, so no answer came back to measure".into();
         return base(Status::Unknown, msg, e);
     }
     let mean = tokens as f64 / done as f64;
@@ -257,7 +246,10 @@ fn short_answers(a: &Answers<'_>, e: &mut Lengths) {
     e.answers_read = Some(lens.iter().flatten().count());
     e.answers_short = Some(short.len());
     // Cut to fit the context: every short answer ends at the same prompt + answer total.
-    let totals: Option<Vec<i64>> = short.iter().map(|s| Some(s.tokens + s.prompt_tokens?)).collect();
+    let totals: Option<Vec<i64>> = short
+        .iter()
+        .map(|s| Some(s.tokens + s.prompt_tokens?))
+        .collect();
     e.cut_at_context = totals
         .filter(|t| t.len() >= 2 && t.windows(2).all(|w| w[0] == w[1]))
         .and_then(|t| t.first().copied());
@@ -269,7 +261,11 @@ fn verdict(a: &Answers<'_>, e: &Lengths, engine: Engine, read_server: bool) -> (
     let mean = e.mean_tokens.unwrap_or(0.0);
     let off = e.off_share.unwrap_or(0.0);
     let stopped = e.server_stopped.filter(|&n| n > 0.0);
-    let asked = format!("the {} asked ({})", thousands_int(a.asked.tokens), a.asked.source);
+    let asked = format!(
+        "the {} asked ({})",
+        thousands_int(a.asked.tokens),
+        a.asked.source
+    );
     let mut parts = vec![format!(
         "{}'s {} answers averaged {} tokens",
         a.tool,
@@ -439,7 +435,12 @@ mod tests {
     fn answers_cut_to_fit_the_context_warn_naming_them() {
         let f = recorded();
         let r = judged(&f, &result(&[100, 79, 100, 86], Some(100)), None).unwrap();
-        assert_eq!(r.status, Status::Pass, "9% short is within the tenth: {}", r.message);
+        assert_eq!(
+            r.status,
+            Status::Pass,
+            "9% short is within the tenth: {}",
+            r.message
+        );
         let r = judged(&f, &result(&[100, 79, 60, 86], Some(100)), None).unwrap();
         assert_eq!(r.status, Status::Warn, "{}", r.message);
         assert_eq!(
@@ -477,14 +478,18 @@ mod tests {
         let b = result(&[100; 4], None);
         let r = judged(&recorded(), &b, None).unwrap();
         assert_eq!(r.status, Status::Unknown);
-        assert!(r.message.starts_with("can't tell: neither the load tool's result"));
+        assert!(r.message.starts_with("neither the load tool's result"));
         assert_eq!(judged(&Folder::default(), &b, None), None);
         // Asked, but nothing completed.
         let mut b = result(&[], Some(100));
         b.failed = Some(24);
         let r = judged(&recorded(), &b, None).unwrap();
         assert_eq!(r.status, Status::Unknown);
-        assert!(r.message.contains("every one of the 24 requests"), "{}", r.message);
+        assert!(
+            r.message.contains("every one of the 24 requests"),
+            "{}",
+            r.message
+        );
         // Lengths that vary per request: the mean decides nothing.
         let mut b = result(&[50, 150], Some(100));
         b.asked_output = Some(asked(100, false));
@@ -507,7 +512,8 @@ mod tests {
         let r = judged(&f, &result(&[100, 79, 60, 81], Some(100)), Some(&pair)).unwrap();
         assert_eq!(r.status, Status::Warn);
         assert!(
-            r.message.contains("the server applied 80 max_tokens on average, fewer than asked"),
+            r.message
+                .contains("the server applied 80 max_tokens on average, fewer than asked"),
             "{}",
             r.message
         );

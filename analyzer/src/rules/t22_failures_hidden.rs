@@ -10,7 +10,7 @@ use crate::bench::{BenchResult, ErrorGroup, Phase};
 use crate::counters::Pair;
 use crate::engine::{Engine, FAILED_REASONS, GENERATION_ENDPOINTS};
 use crate::num::{fixed, plural, thousands_int};
-use crate::rules::absent::{Absent, Gap, Judged};
+use crate::rules::absent::Judged;
 use crate::rules::scope::{PhaseScope, RunScope};
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
@@ -110,7 +110,10 @@ pub fn server_refusals(engine: Engine, pair: &Pair<'_>) -> ServerRefusals {
     };
     let [abort, error] = FAILED_REASONS;
     let mut s = ServerRefusals {
-        aborted: m.aborted.and_then(|c| pair.grew(c, &[])).or_else(|| reason(abort)),
+        aborted: m
+            .aborted
+            .and_then(|c| pair.grew(c, &[]))
+            .or_else(|| reason(abort)),
         errored: reason(error),
         rejected: m.rejected.and_then(|c| pair.grew(c, &[])),
         ..ServerRefusals::default()
@@ -130,7 +133,10 @@ pub fn server_refusals(engine: Engine, pair: &Pair<'_>) -> ServerRefusals {
         }
     }
     for (ep, st) in seen {
-        if let Some(n) = pair.grew(h.name, &[(h.endpoint, ep.as_str()), (h.status, st.as_str())]) {
+        if let Some(n) = pair.grew(
+            h.name,
+            &[(h.endpoint, ep.as_str()), (h.status, st.as_str())],
+        ) {
             if n > 0.0 {
                 s.http_errors.push(format!("{ep} {st}: {}", fixed(n, 0)));
                 s.http_error_count += n;
@@ -188,7 +194,7 @@ impl<'a> Counts<'a> {
 /// The whole run: the load tool's counts, and the server's between the snapshots.
 pub fn run(cx: &RunScope<'_>) -> Judged {
     if !cx.bench.is_given() {
-        return without_result(cx);
+        return load_figures::no_result(cx, T22, "no load-tool counts of failed requests");
     }
     let b = cx.bench.need()?;
     let server = cx
@@ -203,34 +209,14 @@ pub fn phase(cx: &PhaseScope<'_>) -> Judged {
     Ok(judge(&Counts::of_phase(cx.phase, cx.tool), None))
 }
 
-/// No load-tool result: never left out when a load ran and the server was read.
-fn without_result(cx: &RunScope<'_>) -> Judged {
-    if !cx.load_ran {
-        return Err(Absent::NotGiven);
-    }
-    if let Some(why) = &cx.outcome.after_missing {
-        return Err(Gap::Run(why.clone()).into());
-    }
-    if !cx.pair.is_given() && !cx.scrape.is_given() {
-        return Err(Absent::NotGiven);
-    }
-    Ok(CheckResult::new(
-        T22,
-        Status::Unknown,
-        format!(
-            "no load-tool counts of failed requests ({}); `inferlint analyze RUN {}` decides it",
-            load_figures::why_no_result(cx.manifest),
-            load_figures::BENCH_RESULT_FLAG
-        ),
-    ))
-}
-
 /// The counts' verdict: fail past [`FAIL_SHARE`], warn below it or on refusals only the
 /// server counted, pass when nothing failed.
 fn judge(c: &Counts<'_>, server: Option<ServerRefusals>) -> CheckResult {
     let tool = c.tool;
     let Some(completed) = c.completed else {
-        return unknown(format!("{tool}'s result gives no count of completed requests"));
+        return unknown(format!(
+            "{tool}'s result gives no count of completed requests"
+        ));
     };
     let (failed, derived) = match (c.failed, c.sent) {
         (Some(f), _) => (f, None),
@@ -364,8 +350,10 @@ fn some_failed(c: &Counts<'_>, e: &Failures) -> (Status, String) {
 fn figures_per_sent(e: &Failures) -> String {
     let mut parts = Vec::new();
     let headline: Vec<String> = [
-        e.output_throughput.map(|t| format!("{} output tokens/s", fixed(t, 1))),
-        e.completed_per_s.map(|r| format!("{} requests/s", fixed(r, 2))),
+        e.output_throughput
+            .map(|t| format!("{} output tokens/s", fixed(t, 1))),
+        e.completed_per_s
+            .map(|r| format!("{} requests/s", fixed(r, 2))),
     ]
     .into_iter()
     .flatten()
@@ -438,7 +426,10 @@ mod tests {
         b.num_prompts = Some(32);
         let r = judged(&b, None);
         assert_eq!(r.status, Status::Pass, "{}", r.message);
-        assert_eq!(failures(&r).unwrap().failed_counted_as, Some("sent less completed"));
+        assert_eq!(
+            failures(&r).unwrap().failed_counted_as,
+            Some("sent less completed")
+        );
     }
 
     #[test]
@@ -495,14 +486,22 @@ mod tests {
         let pair = Pair::new(&before, &after);
         let r = judged(&result(Some(32), Some(0)), Some(&pair));
         assert_eq!(r.status, Status::Warn, "{}", r.message);
-        assert!(r.message.contains("the server counted 2 aborted requests"), "{}", r.message);
+        assert!(
+            r.message.contains("the server counted 2 aborted requests"),
+            "{}",
+            r.message
+        );
     }
 
     #[test]
     fn no_failure_count_or_no_result_cannot_tell() {
         let r = judged(&result(Some(32), None), None);
         assert_eq!(r.status, Status::Unknown);
-        assert!(r.message.contains("gives no count of failed requests"), "{}", r.message);
+        assert!(
+            r.message.contains("gives no count of failed requests"),
+            "{}",
+            r.message
+        );
         let r = judged(&result(None, Some(0)), None);
         assert_eq!(r.status, Status::Unknown);
         // No result, the server read: can't tell and the flag that decides.
@@ -540,6 +539,8 @@ mod tests {
         };
         let r = settle(T22, phase(&cx)).unwrap();
         assert_eq!(r.status, Status::Fail);
-        assert!(r.message.starts_with("every one of the 8 requests AIPerf 0.13.0 sent"));
+        assert!(r
+            .message
+            .starts_with("every one of the 8 requests AIPerf 0.13.0 sent"));
     }
 }
