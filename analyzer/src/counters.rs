@@ -197,6 +197,19 @@ impl<'a> Pair<'a> {
         Ok(Some(v1 - v0))
     }
 
+    /// The growth of a labelled counter that a server exports from its first increment
+    /// (a finish reason, an HTTP status): a series missing before the load grew from 0,
+    /// one missing after while its name is exported did not grow. None when the name is
+    /// not exported after the load, or the server restarted.
+    pub fn grew(&self, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+        if self.stamps.is_some() || !self.after.metrics.has(name) {
+            return None;
+        }
+        let after = self.after.metrics.total(name, labels).unwrap_or(0.0);
+        let before = self.before.metrics.total(name, labels).unwrap_or(0.0);
+        (after >= before).then_some(after - before)
+    }
+
     /// Mean of a histogram over the interval: Δsum / Δcount; none when either is absent
     /// or the count did not move.
     pub fn histogram_mean(&self, base: &str) -> Result<Option<f64>, Restart> {

@@ -33,7 +33,39 @@ pub struct Metrics {
     pub queue_time: &'static str,
     /// The info series carrying `num_gpu_blocks` (vLLM only; T14).
     pub cache_info: Option<&'static str>,
+    /// The histogram of each request's `max_tokens` as the server applied it, after any
+    /// lowering to fit the context (vLLM only; T21).
+    pub max_tokens_param: Option<&'static str>,
+    /// A counter of aborted requests apart from the finished ones (SGLang; T22).
+    pub aborted: Option<&'static str>,
+    /// Requests turned away by admission control, by reason (vLLM 0.32; T22).
+    pub rejected: Option<&'static str>,
+    /// The HTTP server's responses by endpoint and status (T22).
+    pub http: Option<HttpCounter>,
 }
+
+/// A counter of HTTP responses: its name and the labels naming the endpoint and the
+/// status (a class such as `4xx`, or a code such as `400`).
+#[derive(Debug)]
+pub struct HttpCounter {
+    pub name: &'static str,
+    pub endpoint: &'static str,
+    pub status: &'static str,
+}
+
+/// The finish reason of an answer that ended on end-of-sequence or a stop string (T21).
+pub const STOP_REASON: &str = "stop";
+
+/// Finish reasons of requests that did not end normally (T22).
+pub const FAILED_REASONS: [&str; 2] = ["abort", "error"];
+
+/// The endpoints that generate: an error status there is a refused or failed request.
+pub const GENERATION_ENDPOINTS: [&str; 4] = [
+    "/v1/completions",
+    "/v1/chat/completions",
+    "/v1/responses",
+    "/generate",
+];
 
 const VLLM: Metrics = Metrics {
     running: "vllm:num_requests_running",
@@ -58,6 +90,15 @@ const VLLM: Metrics = Metrics {
     },
     queue_time: "vllm:request_queue_time_seconds",
     cache_info: Some("vllm:cache_config_info"),
+    max_tokens_param: Some("vllm:request_params_max_tokens"),
+    aborted: None,
+    rejected: Some("vllm:admission_rejections_total"),
+    // prometheus-fastapi-instrumentator's counter, status as a class (`4xx`).
+    http: Some(HttpCounter {
+        name: "http_requests_total",
+        endpoint: "handler",
+        status: "status",
+    }),
 };
 
 const SGLANG: Metrics = Metrics {
@@ -82,6 +123,14 @@ const SGLANG: Metrics = Metrics {
     },
     queue_time: "sglang:queue_time_seconds",
     cache_info: None,
+    max_tokens_param: None,
+    aborted: Some("sglang:num_aborted_requests_total"),
+    rejected: None,
+    http: Some(HttpCounter {
+        name: "sglang:http_responses_total",
+        endpoint: "endpoint",
+        status: "status_code",
+    }),
 };
 
 const TRTLLM: Metrics = Metrics {
@@ -104,6 +153,10 @@ const TRTLLM: Metrics = Metrics {
     },
     queue_time: "trtllm_request_queue_time_seconds",
     cache_info: None,
+    max_tokens_param: None,
+    aborted: None,
+    rejected: None,
+    http: None,
 };
 
 /// The time-between-tokens histogram of an engine.

@@ -22,6 +22,9 @@ pub struct Manifest {
     pub load_given: bool,
     /// The load command's program, by file name (`locust`), for messages.
     pub load_program: Option<String>,
+    /// The load command as given (several joined by `--then`): what it asked of the
+    /// server (T21).
+    pub load_argv: Vec<String>,
     /// The load client the recorder recognised (`load.client`), for messages.
     pub load_client: Option<docs::manifest::Client>,
     pub outcome_state: Option<String>,
@@ -51,6 +54,9 @@ pub struct Manifest {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LoadRunMarks {
     pub result_file: Option<String>,
+    /// The command as given, and its client when recognised.
+    pub argv: Vec<String>,
+    pub client: Option<docs::manifest::Client>,
     pub started_wall: Option<f64>,
     pub ended_wall: Option<f64>,
 }
@@ -90,6 +96,7 @@ impl Manifest {
                 .argv_given
                 .first()
                 .map(|p| p.rsplit('/').next().unwrap_or(p).to_string()),
+            load_argv: doc.load.argv_given.clone(),
             outcome_state: outcome.map(|o| o.state.as_str().to_string()),
             outcome_stage: outcome
                 .and_then(|o| o.stage)
@@ -119,6 +126,8 @@ impl Manifest {
                 .iter()
                 .map(|r| LoadRunMarks {
                     result_file: r.result.as_ref().map(|b| b.file.clone()),
+                    argv: r.argv_given.clone(),
+                    client: r.client,
                     started_wall: r.started_wall,
                     ended_wall: r.ended_wall,
                 })

@@ -15,6 +15,9 @@ use nix::sys::signal::Signal;
 
 use crate::signals;
 
+pub use analyzer::bench::argv::{flag_value, split_commands, THEN};
+use analyzer::bench::argv::{flag_values, has_flag, option_key};
+
 /// A program token by its file name (`/venv/bin/guidellm` is `guidellm`).
 fn program_is(token: &str, name: &str) -> bool {
     token.rsplit('/').next() == Some(name)
@@ -54,52 +57,11 @@ pub fn client_of(argv: &[String]) -> Option<Client> {
     None
 }
 
-/// A value flag in `--flag value` or `--flag=value` form (the last one given wins).
-pub fn flag_value<'a>(argv: &'a [String], flag: &str) -> Option<&'a str> {
-    let mut found = None;
-    let eq = format!("{flag}=");
-    for (i, t) in argv.iter().enumerate() {
-        if t == flag {
-            found = argv.get(i + 1).map(String::as_str);
-        } else if let Some(v) = t.strip_prefix(&eq) {
-            found = Some(v);
-        }
-    }
-    found
-}
-
-/// Every value of a repeatable flag, in order.
-fn flag_values<'a>(argv: &'a [String], flag: &str) -> Vec<&'a str> {
-    let eq = format!("{flag}=");
-    let mut out = Vec::new();
-    for (i, t) in argv.iter().enumerate() {
-        if t == flag {
-            out.extend(argv.get(i + 1).map(String::as_str));
-        } else if let Some(v) = t.strip_prefix(&eq) {
-            out.push(v);
-        }
-    }
-    out
-}
-
-/// `key` of a GuideLLM `kind=…,key=value` option string.
-fn option_key<'a>(value: &'a str, key: &str) -> Option<&'a str> {
-    value
-        .split(',')
-        .find_map(|kv| kv.split_once('=').filter(|(k, _)| k.trim() == key))
-        .map(|(_, v)| v.trim())
-}
-
 /// A whole positive number, all digits.
 fn whole(v: &str) -> Option<i64> {
     (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
         .then(|| v.parse().ok())
         .flatten()
-}
-
-fn has_token(argv: &[String], flag: &str) -> bool {
-    let eq = format!("{flag}=");
-    argv.iter().any(|t| t == flag || t.starts_with(&eq))
 }
 
 /// The concurrency the load asks for, when it is one number: `--max-concurrency`;
@@ -118,7 +80,7 @@ pub fn requested(argv: &[String]) -> Option<i64> {
                 .flatten()
         }
         Some(Client::Aiperf) => {
-            if has_token(argv, "--request-rate") {
+            if has_flag(argv, "--request-rate") {
                 return None;
             }
             whole(flag_value(argv, "--concurrency")?)
@@ -148,12 +110,6 @@ fn in_dir(dir: &str, name: &str) -> String {
     format!("{}/{name}", dir.trim_end_matches('/'))
 }
 
-/// The token that separates load commands run one after another in one `record`
-/// (`-- vllm bench serve … --then vllm bench serve …`): each becomes a phase of the run.
-pub const THEN: &str = "--then";
-
-/// The load commands of a load vector: split at each standalone [`THEN`]; empty commands
-/// (a leading, trailing or doubled `--then`) are dropped.
 /// Why a load command cannot run, found before the server starts: a program that is
 /// not on PATH, or a path that is not an executable file. Each `--then` command counts.
 pub fn cannot_run(argv: &[String]) -> Option<String> {
@@ -174,13 +130,6 @@ pub fn cannot_run(argv: &[String]) -> Option<String> {
         };
         (!found).then(|| format!("the load command {prog} cannot be run: no such executable"))
     })
-}
-
-pub fn split_commands(argv: &[String]) -> Vec<Vec<String>> {
-    argv.split(|t| t == THEN)
-        .filter(|c| !c.is_empty())
-        .map(<[String]>::to_vec)
-        .collect()
 }
 
 /// The names a client's result gets in the run folder: `bench.json` (or `.jsonl`, or the
@@ -267,7 +216,7 @@ pub fn plan_named(argv: &[String], client: Option<Client>, dir: &str, names: &Re
             ResultFile::Exact(PathBuf::from(in_dir(&artifacts, &name)))
         }
         Some(Client::Vllm | Client::Trtllm) => {
-            if !has_token(argv, "--save-result") {
+            if !has_flag(argv, "--save-result") {
                 appended = [
                     "--save-result",
                     "--result-dir",
@@ -289,7 +238,7 @@ pub fn plan_named(argv: &[String], client: Option<Client>, dir: &str, names: &Re
     };
     // vLLM's client keeps per-request times only with --save-detailed (T18 compares the
     // first requests with the rest).
-    if client == Some(Client::Vllm) && !has_token(argv, "--save-detailed") {
+    if client == Some(Client::Vllm) && !has_flag(argv, "--save-detailed") {
         appended.push("--save-detailed".into());
     }
     let mut argv_run = argv.to_vec();

@@ -81,6 +81,8 @@ fn vllm_hybrid_run() {
             ("T16", "unknown"),
             ("T17", "pass"),
             ("T18", "unknown"),
+            ("T21", "pass"),
+            ("T22", "pass"),
         ],
     );
 }
@@ -108,6 +110,8 @@ fn vllm_throttled_shared_prefix_cold_start() {
             ("T16", "fail"),
             ("T17", "warn"),
             ("T18", "warn"),
+            ("T21", "pass"),
+            ("T22", "pass"),
         ],
     );
     let dir = folder("vllm-t16-t18");
@@ -140,6 +144,8 @@ fn sglang_run() {
             ("T16", "unknown"),
             ("T17", "not_applicable"),
             ("T18", "unknown"),
+            ("T21", "pass"),
+            ("T22", "pass"),
         ],
     );
 }
@@ -164,6 +170,8 @@ fn trtllm_run() {
             ("T16", "unknown"),
             ("T17", "unknown"),
             ("T18", "unknown"),
+            ("T21", "pass"),
+            ("T22", "pass"),
         ],
     );
 }

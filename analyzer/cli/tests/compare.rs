@@ -657,7 +657,8 @@ fn github_format_annotates_failures_warnings_and_cant_tell() {
         return;
     };
     let dir = copy_dir(&root.join("sglang-0.5/qwen3-8b"), "github");
-    // Without the load tool's result T15 can't tell (a notice); T8 is asked for by flag.
+    // Without the load tool's result T15 and T22 can't tell (notices); T8 is asked for
+    // by flag.
     std::fs::remove_file(dir.join("bench.json")).unwrap();
     let o = run(&[
         "analyze",
@@ -689,8 +690,17 @@ fn github_format_annotates_failures_warnings_and_cant_tell() {
             .any(|c| c.starts_with("::notice title=T15 client-server-mismatch::Can't tell")),
         "{out}"
     );
+    assert!(commands
+        .iter()
+        .any(|c| c.starts_with("::notice title=T22 failures-hidden::Can't tell")));
+    // The client's timeline and latencies need the load tool's result too, said once.
+    for t in ["T20 load-generator-bound", "T23 latency-mismatch"] {
+        let notice =
+            format!("::notice title={t}::Can't tell: the folder holds no load-tool result");
+        assert!(commands.iter().any(|c| c.starts_with(&notice)), "{out}");
+    }
     assert!(!out.contains("T16") && !out.contains("T18"), "{out}");
-    assert_eq!(commands.len(), 3, "{out}");
+    assert_eq!(commands.len(), 6, "{out}");
     // The text follows for the log.
     assert!(out.contains("[ T8] TRIPWIRE-FAILED"));
 }

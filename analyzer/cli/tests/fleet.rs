@@ -29,6 +29,9 @@ struct Composition {
     replicas: &'static [Source],
     load_from: &'static str,
     scrape_interval_s: f64,
+    /// The output length the load through the router asked (T21), when its replicas'
+    /// loads asked the same; none for a fleet composed of different loads.
+    output_len: Option<u32>,
 }
 
 const BALANCED: Composition = Composition {
@@ -47,6 +50,7 @@ const BALANCED: Composition = Composition {
     ],
     load_from: "fixtures/real/fits",
     scrape_interval_s: 0.25,
+    output_len: Some(100),
 };
 
 const UNBALANCED: Composition = Composition {
@@ -66,6 +70,7 @@ const UNBALANCED: Composition = Composition {
     ],
     load_from: "fixtures/recorded/vllm",
     scrape_interval_s: 0.25,
+    output_len: None,
 };
 
 fn root() -> PathBuf {
@@ -156,8 +161,13 @@ fn manifest(c: &Composition) -> Vec<u8> {
             doc.get("max_concurrency").and_then(Json::as_f64).unwrap() as i64
         })
         .sum();
+    let length = c.output_len.map_or(String::new(), |n| {
+        format!(
+            "\"--dataset-name\", \"random\", \"--random-output-len\", \"{n}\", \"--ignore-eos\", "
+        )
+    });
     format!(
-        "{{\n \"schema\": \"inferlint.run/1\",\n \"title\": {},\n \"load\": {{\n  \"argv_given\": [\"vllm\", \"bench\", \"serve\", \"--max-concurrency\", \"{requested}\"],\n  \"client\": \"vllm\"\n }},\n \"requested\": {{\n  \"flag\": null,\n  \"from_load\": {requested}\n }},\n \"outcome\": {{\n  \"state\": \"completed\",\n  \"stage\": null,\n  \"problem\": null\n }}\n}}\n",
+        "{{\n \"schema\": \"inferlint.run/1\",\n \"title\": {},\n \"load\": {{\n  \"argv_given\": [\"vllm\", \"bench\", \"serve\", {length}\"--max-concurrency\", \"{requested}\"],\n  \"client\": \"vllm\"\n }},\n \"requested\": {{\n  \"flag\": null,\n  \"from_load\": {requested}\n }},\n \"outcome\": {{\n  \"state\": \"completed\",\n  \"stage\": null,\n  \"problem\": null\n }}\n}}\n",
         Json::from(c.title).to_compact()
     )
     .into_bytes()

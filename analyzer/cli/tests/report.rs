@@ -281,9 +281,10 @@ fn account_and_facts_of_the_headline_run() {
         "29.6 s, 29.3 s of it waiting in the queue"
     );
     let checked = fact(&r.setup, "Tripwires checked");
-    // T15 is here as "can't tell" (no load-tool result), never left out; T16 and T18
-    // need captures only the recorder makes, which the reference's folder lacks.
-    assert!(checked.starts_with("10 of 18"), "{checked}");
+    // T15, T20, T22 and T23 are here as "can't tell" (no load-tool result), never left
+    // out; T16 and T18 need captures only the recorder makes, which the reference's folder
+    // lacks, and T21 the load command it keeps.
+    assert!(checked.starts_with("13 of 22"), "{checked}");
     for f in [
         "T2 and T3",
         "T4 and T11",
@@ -291,6 +292,7 @@ fn account_and_facts_of_the_headline_run() {
         "T13 is a rule",
         "T16 needs GPU samples, which inferlint-recorder record takes",
         "T18 needs per-request times",
+        "T21 needs the output length the load asked for",
     ] {
         assert!(checked.contains(f), "no \"{f}\" in {checked}");
     }
@@ -344,11 +346,11 @@ fn tripwires_checked_elsewhere() {
     };
     let p = checked("trtllm-1.3/pauses");
     assert!(
-        p.starts_with("9 of 18") && p.contains("T14 does not apply to TensorRT-LLM"),
+        p.starts_with("11 of 22") && p.contains("T14 does not apply to TensorRT-LLM"),
         "{p}"
     );
     let c = checked("vllm-0.30/capped");
-    assert!(c.starts_with("11 of 18"), "{c}");
+    assert!(c.starts_with("13 of 22"), "{c}");
 }
 
 /// Chart series have one value per reading and their values come from the inputs.
@@ -532,7 +534,10 @@ fn every_folder_has_a_complete_json_report() {
             .filter_map(|(_, n)| n.as_i64_trunc())
             .sum();
         assert_eq!(counted as usize, report.checks.len(), "{rel}");
-        assert_eq!(doc.get("guide").unwrap().as_array().unwrap().len(), 18);
+        assert_eq!(
+            doc.get("guide").unwrap().as_array().unwrap().len(),
+            analyzer::rules::registry::single_server().count()
+        );
         assert!(!text.contains("NaN"), "{rel}: NaN in the report");
         assert!(
             matches!(

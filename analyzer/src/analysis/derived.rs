@@ -11,6 +11,7 @@ use crate::counters::Pair;
 use crate::engine::Engine;
 use crate::inputs::{Options, RunInput};
 use crate::rules::absent::{Gap, Input};
+use crate::rules::load_failed::LoadFailed;
 use crate::rules::outcome::{self, RunOutcome};
 use crate::rules::scope::RunScope;
 use crate::rules::server_down::{self, ServerDown};
@@ -20,6 +21,7 @@ pub(super) struct Derived<'p> {
     /// How the recording itself ended.
     pub outcome: RunOutcome,
     pub down: Option<ServerDown>,
+    pub load_failed: Option<LoadFailed>,
     pub pair: Option<Pair<'p>>,
     pub gauge_steps: Option<GaugeSteps>,
     pub requested: Option<i64>,
@@ -39,6 +41,7 @@ impl<'p> Derived<'p> {
                 server_ready: logs.first().map(|l| l.facts.ready),
             }),
             down: server_down::before_load(ok(&p.probe)),
+            load_failed: bench.and_then(LoadFailed::of),
             pair: before.zip(after).map(|(b, a)| Pair::new(b, a)),
             gauge_steps: ok(&p.series)
                 .zip(after)
@@ -84,6 +87,7 @@ impl<'p> Derived<'p> {
             scrape: Input::from_parsed(p.scrape.as_ref()),
             scrape_engine: p.scrape_engine().or(engines.report).unwrap_or(Engine::Vllm),
             down: self.down.as_ref(),
+            load_failed: self.load_failed.as_ref(),
             requested: self.requested,
             gauge_steps: self.gauge_steps.as_ref(),
             expected_extra: self.expected_extra,

@@ -64,7 +64,14 @@ impl Parsed {
             Some(b) => Some(
                 b.file
                     .bytes()
-                    .and_then(|bytes| BenchResult::read(&b.file.name, bytes)),
+                    .and_then(|bytes| BenchResult::read(&b.file.name, bytes))
+                    .map(|mut r| {
+                        let recorded = manifest
+                            .as_ref()
+                            .and_then(|m| crate::bench::asked::from_manifest(m, None));
+                        crate::bench::asked::fill(&mut r, recorded);
+                        r
+                    }),
             ),
             None => None,
         };

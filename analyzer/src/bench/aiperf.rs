@@ -56,13 +56,18 @@ pub fn read(v: &Json, where_: (&str, Option<usize>)) -> BenchResult {
         duration: g.num(v, "", &["benchmark_duration", "avg"], Quantity::Seconds),
         timing: None,
         requests: None,
+        asked_output: super::asked::from_aiperf_result(v),
     };
     let version = v
         .get("aiperf_version")
         .and_then(Json::as_str)
         .map(|s| format!(" {s}"))
         .unwrap_or_default();
+    let asked_output = phase.asked_output.clone();
     let mut r = from_phases(format!("AIPerf{version}"), vec![phase], Vec::new());
+    r.asked_output = asked_output;
+    r.output_shortest = g.count(v, "", &["output_sequence_length", "min"]);
+    r.errors = errors(v);
     r.total_input_tokens = count("total_usage_prompt_tokens").or_else(|| count("total_isl"));
     r.output_throughput = avg("output_token_throughput").or(r.output_throughput);
     r.mean_ttft_ms = avg("time_to_first_token");
@@ -78,6 +83,33 @@ pub fn read(v: &Json, where_: (&str, Option<usize>)) -> BenchResult {
     });
     r.implausible = g.into_refused();
     r
+}
+
+/// `error_summary`: each reason (`error_details`: `code`, `type`, `message`) with its
+/// count, as AIPerf grouped them.
+fn errors(v: &Json) -> Vec<super::ErrorGroup> {
+    let list = v
+        .get("error_summary")
+        .and_then(Json::as_array)
+        .unwrap_or_default();
+    let texts: Vec<(String, i64)> = list
+        .iter()
+        .filter_map(|e| {
+            let d = e.get("error_details")?;
+            let part = |k: &str| {
+                d.get(k)
+                    .map(|x| x.as_str().map_or_else(|| x.to_compact(), str::to_string))
+            };
+            let text = [part("code"), part("type"), part("message")]
+                .into_iter()
+                .flatten()
+                .filter(|s| !s.is_empty() && s != "null")
+                .collect::<Vec<_>>()
+                .join(" ");
+            Some((text, e.get("count").and_then(Json::as_i64_trunc)?))
+        })
+        .collect();
+    super::errors::group(texts.iter().map(|(t, n)| (t.as_str(), *n)))
 }
 
 #[cfg(test)]

@@ -24,8 +24,13 @@ pub struct Records {
 
 /// The value of `{"value": x, "unit": "ms"}`, in ms (other units are not read).
 fn ms_value(v: Option<&Json>) -> Option<f64> {
+    unit_value(v, "ms")
+}
+
+/// The value of `{"value": x, "unit": unit}`.
+fn unit_value(v: Option<&Json>, unit: &str) -> Option<f64> {
     let v = v?;
-    (v.get("unit").and_then(Json::as_str) == Some("ms"))
+    (v.get("unit").and_then(Json::as_str) == Some(unit))
         .then(|| v.get("value").and_then(Json::as_f64))
         .flatten()
 }
@@ -35,7 +40,7 @@ fn ms_value(v: Option<&Json>) -> Option<f64> {
 pub fn read(file: &str, bytes: &[u8]) -> Result<Records, InputError> {
     let text = decode_strict(file, bytes)?;
     let mut out = Records::default();
-    let (mut starts, mut latencies) = (Vec::new(), Vec::new());
+    let (mut starts, mut latencies, mut lengths) = (Vec::new(), Vec::new(), Vec::new());
     let mut found = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -87,9 +92,20 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Records, InputError> {
         out.requests.ttft_s.push(ttft.filter(|&t| t > 0.0));
         latencies.push(gate("request_latency", secs, latency, 1e-3));
         starts.push(start);
+        let length = (!failed)
+            .then(|| {
+                unit_value(
+                    metrics.and_then(|m| m.get("output_sequence_length")),
+                    "tokens",
+                )
+            })
+            .flatten();
+        let length = gate("output_sequence_length", Quantity::Count, length, 1.0);
+        lengths.push(length.map(|t| t.trunc() as i64));
     }
     out.requests.start_s = Some(starts);
     out.requests.latency_s = Some(latencies);
+    out.requests.output_tokens = Some(lengths);
     out.requests.implausible = found;
     Ok(out)
 }

@@ -25,16 +25,31 @@ pub fn read(v: &Json, where_: (&str, Option<usize>)) -> BenchResult {
         .get("benchmarks")
         .and_then(Json::as_array)
         .unwrap_or_default();
+    let asked = super::asked::from_guidellm_result(v);
     let phases = benchmarks
         .iter()
         .enumerate()
-        .map(|(i, b)| phase(&g, b, &format!("benchmarks[{i}]"), where_))
+        .map(|(i, b)| Phase {
+            asked_output: asked.clone(),
+            ..phase(&g, b, &format!("benchmarks[{i}]"), where_)
+        })
         .collect();
     let version = at(v, &["metadata", "guidellm_version"])
         .and_then(Json::as_str)
         .map(|s| format!(" {s}"))
         .unwrap_or_default();
     let mut r = from_phases(format!("GuideLLM{version}"), phases, Vec::new());
+    r.asked_output = asked;
+    r.errors = errors(benchmarks);
+    r.output_shortest = benchmarks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let path = ["metrics", "output_token_count", "successful", "min"];
+            g.count(b, &format!("benchmarks[{i}]"), &path)
+        })
+        .collect::<Option<Vec<i64>>>()
+        .and_then(|v| v.into_iter().min());
     r.untimed = benchmarks
         .iter()
         .enumerate()
@@ -117,8 +132,28 @@ fn requests(b: &Json, file: (&str, Option<usize>), p: &str) -> Option<Requests> 
         ttft_s: rows.iter().map(|r| r.1).collect(),
         start_s: Some(rows.iter().map(|r| Some(r.0)).collect()),
         latency_s: Some(rows.iter().map(|r| r.2).collect()),
+        output_tokens: None,
+        input_tokens: None,
         implausible: found,
     })
+}
+
+/// The error texts of the errored requests the benchmarks kept (`error`, or
+/// `info.error`), grouped; none when the records were not kept.
+fn errors(benchmarks: &[Json]) -> Vec<super::ErrorGroup> {
+    let texts = benchmarks.iter().flat_map(|b| {
+        at(b, &["requests", "errored"])
+            .and_then(Json::as_array)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|q| {
+                q.get("error")
+                    .or_else(|| at(q, &["info", "error"]))
+                    .and_then(Json::as_str)
+            })
+            .map(|t| (super::errors::last_line(t), 1))
+    });
+    super::errors::group(texts)
 }
 
 /// Requests of one benchmark left out of its metrics (its warm-up and cool-down): the
@@ -168,6 +203,7 @@ fn phase(g: &Gated<'_>, b: &Json, p: &str, file: (&str, Option<usize>)) -> Phase
         duration: g.num(b, p, &["duration"], Quantity::Seconds),
         timing: None,
         requests: requests(b, file, p),
+        asked_output: None,
     }
 }
 

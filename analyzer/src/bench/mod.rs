@@ -6,12 +6,17 @@
 mod aiperf;
 pub mod aiperf_records;
 pub mod aiperf_server;
+pub mod argv;
+pub mod asked;
+pub mod errors;
 mod gated;
 mod guidellm;
 pub mod runs;
 pub mod timeline;
 
 pub use aiperf_server::AiperfServer;
+pub use asked::AskedOutput;
+pub use errors::ErrorGroup;
 
 use crate::input::{decode_strict, InputError};
 use crate::json::{self, Json};
@@ -62,6 +67,15 @@ pub struct BenchResult {
     /// cool-down, AIPerf's warm-up phase), as its own result counts them; the server
     /// finished them too (T15). None when the result does not say.
     pub untimed: Option<i64>,
+    /// The output length the load asked of each answer (T21), from the result or else
+    /// the recorder's record of the load command.
+    pub asked_output: Option<AskedOutput>,
+    /// The shortest successful answer, in tokens, when the result gives it (GuideLLM's
+    /// and AIPerf's distributions).
+    pub output_shortest: Option<i64>,
+    /// Why requests failed, as the tool wrote it, grouped (T22); empty when it wrote
+    /// no error text.
+    pub errors: Vec<ErrorGroup>,
 }
 
 /// One benchmark of a load tool's result: what it asked for and what it counted.
@@ -84,6 +98,8 @@ pub struct Phase {
     pub timing: Option<String>,
     /// The phase's own per-request figures, when its result keeps them (T20).
     pub requests: Option<Requests>,
+    /// The output length the phase asked of each answer (T21).
+    pub asked_output: Option<AskedOutput>,
 }
 
 impl Phase {
@@ -106,6 +122,10 @@ pub struct Requests {
     /// Client clock at each request's start (an arbitrary zero), when saved.
     pub start_s: Option<Vec<Option<f64>>>,
     pub latency_s: Option<Vec<Option<f64>>>,
+    /// Each answer's length and each prompt's, in tokens (`output_lens`, `input_lens`),
+    /// when saved; none for a failed request (T21).
+    pub output_tokens: Option<Vec<Option<i64>>>,
+    pub input_tokens: Option<Vec<Option<i64>>>,
     /// Values the gate refused, each named by its array and index (`ttfts[3]`).
     pub implausible: Vec<Implausible>,
 }
@@ -120,6 +140,8 @@ pub mod key {
     pub const START_TIMES: &str = "start_times";
     pub const LATENCIES: &str = "latencies";
     pub const ERRORS: &str = "errors";
+    pub const OUTPUT_LENS: &str = "output_lens";
+    pub const INPUT_LENS: &str = "input_lens";
 }
 
 impl Requests {
@@ -169,10 +191,23 @@ impl Requests {
             .collect();
         let start_s = numbers(key::START_TIMES, Quantity::ClientClock);
         let latency_s = numbers(key::LATENCIES, Quantity::Seconds);
+        // A failed request's length is written as 0: not an answer.
+        let mut lengths = |k: &str| {
+            numbers(k, Quantity::Count).map(|v| {
+                v.into_iter()
+                    .enumerate()
+                    .map(|(i, n)| n.filter(|_| !is_failed(i)).map(|n| n.trunc() as i64))
+                    .collect()
+            })
+        };
+        let output_tokens = lengths(key::OUTPUT_LENS);
+        let input_tokens = lengths(key::INPUT_LENS);
         Some(Requests {
             ttft_s,
             start_s,
             latency_s,
+            output_tokens,
+            input_tokens,
             implausible: found,
         })
     }
@@ -251,6 +286,8 @@ impl BenchResult {
                 .and_then(Json::as_str)
                 .and_then(runs::date_as_unix),
             named_rate: v.get("request_rate").and_then(Json::as_f64),
+            asked_output: asked::from_sglang_result(v),
+            errors: error_texts(v),
             implausible: Vec::new(),
             ..BenchResult::default()
         };
@@ -309,6 +346,20 @@ fn mean_latency_ms(v: &Json) -> Option<f64> {
         ok.push(x);
     }
     (!ok.is_empty()).then(|| ok.iter().sum::<f64>() / ok.len() as f64 * 1000.0)
+}
+
+/// The texts of `errors` (vLLM's and SGLang's clients: one per request, blank for a
+/// success), grouped; a traceback by its last line.
+fn error_texts(v: &Json) -> Vec<ErrorGroup> {
+    let list = v
+        .get(key::ERRORS)
+        .and_then(Json::as_array)
+        .unwrap_or_default();
+    errors::group(
+        list.iter()
+            .filter_map(Json::as_str)
+            .map(|t| (errors::last_line(t), 1)),
+    )
 }
 
 /// Sums a field over the phases: none when any phase lacks it.

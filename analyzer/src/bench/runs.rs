@@ -39,6 +39,8 @@ pub fn read_all(
                 .and_then(|bytes| aiperf_records::read(&f.name, bytes))?;
             with_records(&mut result, records, &f.name);
         }
+        let recorded = manifest.and_then(|m| super::asked::from_manifest(m, Some(base)));
+        super::asked::fill(&mut result, recorded);
         let marks = manifest.and_then(|m| {
             let run = m
                 .load_runs
@@ -134,6 +136,23 @@ pub fn combine(mut runs: Vec<Run>) -> BenchResult {
     out.requests = first.and_then(|r| r.requests.clone());
     out.backend = first.and_then(|r| r.backend.clone());
     out.total_input_tokens = runs.iter().map(|r| r.result.total_input_tokens).sum();
+    // What every run asked, when they asked the same; each phase keeps its own.
+    let asked: Vec<_> = runs.iter().map(|r| r.result.asked_output.clone()).collect();
+    out.asked_output = asked.first().cloned().flatten().filter(|a| {
+        asked
+            .iter()
+            .all(|b| b.as_ref().map(|b| b.tokens) == Some(a.tokens))
+    });
+    out.output_shortest = runs
+        .iter()
+        .map(|r| r.result.output_shortest)
+        .collect::<Option<Vec<i64>>>()
+        .and_then(|v| v.into_iter().min());
+    out.errors = super::errors::group(
+        runs.iter()
+            .flat_map(|r| &r.result.errors)
+            .map(|g| (g.text.as_str(), g.count)),
+    );
     out
 }
 
@@ -153,6 +172,7 @@ fn one_phase(r: &BenchResult) -> Phase {
         duration: r.duration,
         timing: None,
         requests: r.requests.clone(),
+        asked_output: r.asked_output.clone(),
     }
 }
 

@@ -130,6 +130,8 @@ mod tests {
             ttft_s: vec![Some(0.1); starts.len()],
             start_s: Some(starts.iter().map(|&s| Some(s)).collect()),
             latency_s: Some(latencies.iter().map(|&l| Some(l)).collect()),
+            output_tokens: None,
+            input_tokens: None,
             implausible: Vec::new(),
         }
     }

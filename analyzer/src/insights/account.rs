@@ -404,6 +404,10 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
             ),
             9 | 16 | 18 => pair("need a recording", "needs a recording"),
             13 => pair("are rules for test scripts", "is a rule for test scripts"),
+            21 => pair(
+                "need the output length the load asked for (the recorder keeps the load command)",
+                "needs the output length the load asked for (the recorder keeps the load command)",
+            ),
             14 if t14_na => {
                 let t = format!("not apply to {}", engine.display());
                 (format!("do {t}"), format!("does {t}"))

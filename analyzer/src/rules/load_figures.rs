@@ -9,6 +9,8 @@ use crate::bench::BenchResult;
 use crate::input::InputError;
 use crate::manifest::Manifest;
 use crate::num::shortest;
+use crate::rules::absent::{Absent, Gap, Judged};
+use crate::rules::scope::RunScope;
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
 use crate::series::Series;
@@ -126,6 +128,33 @@ pub fn t15(manifest: Option<&Manifest>) -> CheckResult {
     .found(DecideWith {
         decide_with: BENCH_RESULT_FLAG,
     })
+}
+
+/// T21 and T22 with no load-tool result: "can't tell" (`missing`: what is not there)
+/// where a load ran and the server was read; no result where no load ran, the server was down
+/// before it (T8 and T15 say so), or nothing of the server was read.
+pub fn no_result(cx: &RunScope<'_>, tripwire: Tripwire, missing: &str) -> Judged {
+    if !cx.load_ran || cx.down.is_some() {
+        return Err(Absent::NotGiven);
+    }
+    if let Some(why) = &cx.outcome.after_missing {
+        return Err(Gap::Run(why.clone()).into());
+    }
+    if !cx.pair.is_given() && !cx.scrape.is_given() {
+        return Err(Absent::NotGiven);
+    }
+    Ok(CheckResult::new(
+        tripwire,
+        Status::Unknown,
+        format!(
+            "{missing} ({}); `inferlint analyze RUN {BENCH_RESULT_FLAG}` decides it with \
+             {RESULT_FORMATS}",
+            why_no_result(cx.manifest)
+        ),
+    )
+    .found(DecideWith {
+        decide_with: BENCH_RESULT_FLAG,
+    }))
 }
 
 /// T8 when the load tool's result is unusable: can't tell, and the flag that decides it.

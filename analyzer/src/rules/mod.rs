@@ -7,6 +7,7 @@
 
 pub mod absent;
 mod failure;
+pub mod load_failed;
 pub mod load_figures;
 pub mod outcome;
 pub mod readings_end;
@@ -33,6 +34,8 @@ pub mod t17_prefix_cache_hits;
 pub mod t18_warm_up_in_window;
 pub mod t19_load_unbalanced;
 pub mod t20_load_generator_bound;
+pub mod t21_output_not_as_asked;
+pub mod t22_failures_hidden;
 pub mod t23_latency_mismatch;
 #[cfg(test)]
 pub mod testing;

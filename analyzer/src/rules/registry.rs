@@ -35,7 +35,9 @@ pub enum Tripwire {
     WarmUpInWindow,
     LoadUnbalanced,
     LoadGeneratorBound = 20,
-    LatencyMismatch = 23,
+    OutputNotAsAsked,
+    FailuresHidden,
+    LatencyMismatch,
 }
 
 /// Where a tripwire is judged.
@@ -90,7 +92,7 @@ pub struct Entry {
 
 impl Tripwire {
     /// Every tripwire, in number order.
-    pub const ALL: [Tripwire; 21] = [
+    pub const ALL: [Tripwire; 23] = [
         Tripwire::SilentPreemption,
         Tripwire::OrphanedEngine,
         Tripwire::CleanupSelfKill,
@@ -111,10 +113,12 @@ impl Tripwire {
         Tripwire::WarmUpInWindow,
         Tripwire::LoadUnbalanced,
         Tripwire::LoadGeneratorBound,
+        Tripwire::OutputNotAsAsked,
+        Tripwire::FailuresHidden,
         Tripwire::LatencyMismatch,
     ];
 
-    /// Its number (numbers may have gaps while tripwires are added on several branches).
+    /// Its number, as in "T9".
     pub fn number(self) -> u8 {
         self as u8
     }
@@ -268,7 +272,7 @@ pub struct Explanation {
     pub engine_notes: Vec<(&'static str, &'static str)>,
 }
 
-static ENTRIES: [Entry; 21] = [
+static ENTRIES: [Entry; 23] = [
     Entry {
         tripwire: Tripwire::SilentPreemption,
         slug: "silent-preemption",
@@ -864,6 +868,89 @@ static ENTRIES: [Entry; 21] = [
         trtllm: "",
     },
     Entry {
+        tripwire: Tripwire::OutputNotAsAsked,
+        slug: "output-not-as-asked",
+        title: "Answers shorter or longer than the load asked",
+        summary: "answers came back shorter than the load asked (end-of-sequence, a length cap, a cut to fit the context), so the figures describe less work",
+        scopes: &[Scope::Run, Scope::Phase],
+        catches: "A benchmark asks for answers of a set length, say 1,000 tokens each, so that \
+                  its tokens per second and its latencies describe that much work per request. \
+                  The answers can come back shorter with no error anywhere: the model ends its \
+                  answer when it writes its end-of-sequence token and the load did not ask the \
+                  server to ignore it, a gateway in between caps the length, or the server \
+                  quietly lowers the length so that the prompt and the answer fit in its \
+                  context window.",
+        why: "A shorter answer is less work: each request finishes sooner and more of them fit \
+              in a second, so latency and requests per second look better than for the answers \
+              asked, and the run no longer compares with one of full-length answers. Answers \
+              longer than asked mean the length limit was not applied at all.",
+        evidence: "What was asked: the load tool's result where it says (SGLang's \
+                   `random_output_len`, GuideLLM's `output_tokens`, AIPerf's `osl`), else the \
+                   load command the recorder ran (`--random-output-len`, `--output-len`, \
+                   `--output-tokens-mean`). What came back: the result's output tokens over \
+                   its completed requests, and each answer's length where the result keeps \
+                   them (`vllm bench serve --save-detailed`, AIPerf's per-request export). The \
+                   server's own count of answers that ended on end-of-sequence between the \
+                   snapshots (finish reason `stop`), and vLLM's record of the `max_tokens` it \
+                   applied. A mean more than 10% away from a fixed asked length, or any \
+                   answer ended on end-of-sequence, is a warning naming the short answers.",
+        reproduce: "inferlint analyze RUN_DIR (a folder the recorder made, or a load-tool \
+                    result that names its output length)",
+        fix: "Ask the server to ignore end-of-sequence (`vllm bench serve --ignore-eos`, AIPerf \
+              `--extra-inputs ignore_eos:true`), make sure every prompt plus its answer fits \
+              the server's context length (`--max-model-len`), take out any length cap in \
+              between, and run again; or report the mean answer length with the results.",
+        vllm: "vLLM counts how answers ended in `vllm:request_success_total{finished_reason}`. \
+               Release 0.32 lowers `max_tokens` without a word when the prompt and the answer \
+               would not fit `--max-model-len`: the answer then stops exactly at the context \
+               length, with finish reason `length`, and `vllm:request_params_max_tokens` shows \
+               the lowered value.",
+        sglang: "SGLang counts no finish reasons in its metrics, so only the answers' lengths \
+                 decide. Its `bench_serving` ignores end-of-sequence unless \
+                 `--disable-ignore-eos` is given.",
+        trtllm: "TensorRT-LLM counts how answers ended in \
+                 `trtllm_request_success_total{finished_reason}`.",
+    },
+    Entry {
+        tripwire: Tripwire::FailuresHidden,
+        slug: "failures-hidden",
+        title: "Failed requests left out of the figures",
+        summary: "requests failed or were refused while throughput and latency count only the ones that succeeded",
+        scopes: &[Scope::Run, Scope::Phase],
+        catches: "Load tools compute throughput and latency from the requests that succeeded. \
+                  Requests the server refused (a prompt longer than its context, a full queue), \
+                  that timed out or broke off are left out of those figures, often with no more \
+                  than a count in the result file. A server that turns work away can then look \
+                  as fast as one that served it all, or faster.",
+        why: "The headline figures describe the part of the load that got through, not the load \
+              that was sent: a run where half the requests failed reports a throughput for half \
+              the work, and the latencies of the requests that were lucky. A load where every \
+              request failed measured nothing at all.",
+        evidence: "The load tool's counts of completed and failed requests (`vllm bench \
+                   serve`'s `failed`, else its requests less the completed ones; GuideLLM's \
+                   errored and incomplete requests; AIPerf's `error_request_count`) and its \
+                   error texts, grouped (`vllm bench serve --save-detailed`'s `errors`, \
+                   AIPerf's `error_summary`). The server's own counts between the snapshots: \
+                   requests ended by abort or error, requests turned away by admission control, \
+                   and error responses on the endpoints that generate. More than 10% of the \
+                   requests sent failing fails; fewer warns, and so do refusals the server \
+                   counted while the load tool counted none.",
+        reproduce: "inferlint analyze RUN_DIR",
+        fix: "Read the error texts: shorten the prompts or raise the server's context length, \
+              raise its queue limits, give the client a longer timeout, or lower the load; run \
+              until no request fails, or report the failures and the figures per request sent \
+              with the results.",
+        vllm: "vLLM refuses a prompt longer than `--max-model-len` with HTTP 400 before it \
+               reaches the engine, so only the HTTP counter `http_requests_total` \
+               (`status=\"4xx\"`) sees it; `vllm bench serve` keeps only the HTTP reason (\"Bad \
+               Request\") as the error text. Aborted requests are counted by finish reason.",
+        sglang: "SGLang counts aborted requests in `sglang:num_aborted_requests_total` (exported \
+                 from the first one) and every HTTP response by status code in \
+                 `sglang:http_responses_total`.",
+        trtllm: "TensorRT-LLM exports no HTTP counts; the load tool's counts and the finish \
+                 reasons decide.",
+    },
+    Entry {
         tripwire: Tripwire::LatencyMismatch,
         slug: "latency-mismatch",
         title: "Client and server latencies disagree",
@@ -916,9 +1003,13 @@ mod tests {
             assert_eq!(t.entry().tripwire, t, "{}", t.id());
             assert_eq!(Tripwire::from_number(t.number()), Some(t));
         }
+        assert!(Tripwire::ALL
+            .windows(2)
+            .all(|w| w[0].number() < w[1].number()));
+        assert_eq!(Tripwire::ALL[0].number(), 1);
         assert_eq!(Tripwire::from_number(0), None);
         assert_eq!(Tripwire::from_number(24), None);
-        assert_eq!(single_server().count(), 20);
+        assert_eq!(single_server().count(), 22);
         assert!(Tripwire::LoadUnbalanced.fleet_only());
     }
 
@@ -930,7 +1021,7 @@ mod tests {
         slugs.dedup();
         titles.sort_unstable();
         titles.dedup();
-        assert_eq!((slugs.len(), titles.len()), (21, 21));
+        assert_eq!((slugs.len(), titles.len()), (all().len(), all().len()));
         for e in all() {
             assert!(
                 e.slug.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),

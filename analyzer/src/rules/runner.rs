@@ -3,8 +3,9 @@
 //! registry's scopes must agree with them (a test holds them together).
 //!
 //! The order is the order results are shown in: the boot log's checks first, then the
-//! clean-up (T2), the probe (T7), the client against the server (T15, T23), and the
-//! readings (T1, T10, T14, T9, T8), then what concerns the measured load (T16–T18, T20).
+//! clean-up (T2), the probe (T7), the client against the server (T15, T23), the load's
+//! own failures and answers (T22, T21), and the readings (T1, T10, T14, T9, T8), then
+//! what concerns the measured load (T16–T18, T20).
 
 use super::absent::{settle, Input, Judged};
 use super::outcome::RunOutcome;
@@ -20,7 +21,8 @@ use super::{
     t10_integer_second_timer as t10, t11_kv_memory_drift as t11, t12_unexplained_failure as t12,
     t14_null_block as t14, t15_client_server_mismatch as t15, t16_gpu_throttled as t16,
     t17_prefix_cache_hits as t17, t18_warm_up_in_window as t18, t19_load_unbalanced as t19,
-    t20_load_generator_bound as t20, t23_latency_mismatch as t23,
+    t20_load_generator_bound as t20, t21_output_not_as_asked as t21, t22_failures_hidden as t22,
+    t23_latency_mismatch as t23,
 };
 use crate::bootlog::{self, BootLog};
 use crate::input::InputError;
@@ -49,6 +51,8 @@ const RUN: Rules<fn(&RunScope<'_>) -> Judged> = &[
     (CrashAfterReady, t07::run),
     (ClientServerMismatch, t15::run),
     (LatencyMismatch, t23::run),
+    (FailuresHidden, t22::run),
+    (OutputNotAsAsked, t21::run),
     (SilentPreemption, t01::run),
     (IntegerSecondTimer, t10::run),
     (NullBlock, t14::run),
@@ -74,6 +78,8 @@ const PHASE: Rules<fn(&PhaseScope<'_>) -> Judged> = &[
     (FallingCeiling, t09::phase),
     (IntegerSecondTimer, t10::phase),
     (ClientServerMismatch, t15::phase),
+    (FailuresHidden, t22::phase),
+    (OutputNotAsAsked, t21::phase),
     (LoadGeneratorBound, t20::phase),
 ];
 

@@ -11,6 +11,7 @@ use crate::engine::Engine;
 use crate::json::Json;
 use crate::num::shortest;
 use crate::rules::absent::{Absent, Input, Judged};
+use crate::rules::load_failed::LoadFailed;
 use crate::rules::scope::{FleetScope, PhaseScope, ReplicaScope, RunScope, ScrapeScope};
 use crate::rules::t20_load_generator_bound::ClientLimit;
 use crate::rules::verdict::{CheckResult, Status};
@@ -151,6 +152,9 @@ fn on_series(cx: &RunScope<'_>, s: &Series) -> Judged {
         (Some(req), None) => {
             let mut r = check(s, req, cx.facts);
             load_figures::note_sweep(&mut r, cx.bench_ok());
+            if let Some(f) = cx.load_failed {
+                say_failed(&mut r, f, req);
+            }
             if let Some(limit) = cx
                 .client_limit
                 .as_ref()
@@ -168,13 +172,29 @@ fn on_series(cx: &RunScope<'_>, s: &Series) -> Judged {
     }
 }
 
+/// A load whose every request failed: a server that ran none had nothing to run, so the
+/// shortfall is the requests', not the server's; a peak above 0 is kept, with the note.
+fn say_failed(r: &mut CheckResult, f: &LoadFailed, requested: i64) {
+    let peak = r.finding::<Concurrency>().and_then(|c| c.peak_running);
+    if r.status == Status::Fail && peak.is_none_or(|p| p <= 0.0) {
+        r.message = f.never_reached(requested);
+    } else {
+        r.message.push_str(&format!("; {}", f.clause()));
+    }
+    r.set("requests_failed", f.sent);
+}
+
 /// One phase: the concurrency it asked for against the running gauge inside it; a
 /// rate-based phase asks for none.
 pub fn phase(cx: &PhaseScope<'_>) -> Judged {
     let w = cx.window.need()?;
     let peak = w.inner.peak_running();
     if let Some(c) = cx.phase.concurrency.filter(|&c| c > 0) {
-        return Ok(check(&w.inner, c, cx.facts));
+        let mut r = check(&w.inner, c, cx.facts);
+        if let Some(f) = LoadFailed::of_phase(cx.phase, cx.tool) {
+            say_failed(&mut r, &f, c);
+        }
+        return Ok(r);
     }
     let reached = peak.map_or_else(
         || "the phase's readings have no running-requests value".to_string(),
@@ -683,5 +703,38 @@ mod tests {
         assert_eq!(r.status, Status::Unknown);
         assert_eq!(load_figures::decide_with(&r), Some(REQUESTED_FLAG));
         assert_eq!(peak_running(&r), Some(4.0));
+    }
+
+    /// A load whose every request failed: the server ran none because none reached it.
+    #[test]
+    fn a_load_that_failed_whole_never_reached_the_server() {
+        let failed = crate::rules::load_failed::LoadFailed {
+            sent: 24,
+            tool: "GuideLLM 0.8.1".into(),
+        };
+        let folder = Folder::default();
+        let mut cx = folder.scope();
+        let s = ran(&[0.0, 0.0]);
+        cx.series = crate::rules::absent::Input::Present(&s);
+        cx.requested = Some(8);
+        cx.load_failed = Some(&failed);
+        let r = settle(T8, run(&cx)).unwrap();
+        assert_eq!(
+            said(&r),
+            (
+                Status::Fail,
+                "8 requested, but the requests never reached the server's engine: every one \
+                 of the 24 requests GuideLLM 0.8.1 sent failed (T22), so the server had \
+                 nothing to run, not too little room"
+            )
+        );
+        // Some ran before failing: the gauge's verdict stands, with the note.
+        let s = ran(&[3.0]);
+        cx.series = crate::rules::absent::Input::Present(&s);
+        let r = settle(T8, run(&cx)).unwrap();
+        assert!(r
+            .message
+            .starts_with("8 requested, but the server never ran more than 3"));
+        assert!(r.message.ends_with("sent failed (T22)"), "{}", r.message);
     }
 }

@@ -402,6 +402,7 @@ mod tests {
             usable_blocks: None,
             tool: "GuideLLM 0.8.1",
             load_cpu: None,
+            recorded: false,
         };
         assert_eq!(
             said(&settle(T9, phase(&ph)).unwrap()),

@@ -7,6 +7,7 @@ use crate::counters::Pair;
 use crate::num::fixed;
 use crate::plausible;
 use crate::rules::absent::Judged;
+use crate::rules::load_failed::LoadFailed;
 use crate::rules::scope::window::Edges;
 use crate::rules::scope::{PhaseScope, ReplicaScope, RunScope};
 use crate::rules::verdict::{CheckResult, Status};
@@ -43,15 +44,22 @@ pub fn rate(r: &CheckResult) -> Option<&Rate> {
 
 /// The whole run: the generated-tokens counter between the snapshots.
 pub fn run(cx: &RunScope<'_>) -> Judged {
-    Ok(check(
-        cx.pair.need()?,
-        cx.snapshot_engine.metrics().generation_tokens,
-    ))
+    let pair = cx.pair.need()?;
+    if let Some(f) = cx.load_failed {
+        return Ok(f.cannot_tell(T10, NO_RATE));
+    }
+    Ok(check(pair, cx.snapshot_engine.metrics().generation_tokens))
 }
+
+/// What a load that failed whole leaves T10 without.
+const NO_RATE: &str = "no rate of the load to check";
 
 /// One phase: between the first and last reading inside it.
 pub fn phase(cx: &PhaseScope<'_>) -> Judged {
     let w = cx.window.need()?;
+    if let Some(f) = LoadFailed::of_phase(cx.phase, cx.tool) {
+        return Ok(f.cannot_tell(T10, NO_RATE));
+    }
     let (a, b) = w
         .inner_ends()
         .ok_or_else(|| PhaseScope::too_few(&w.inner))?;
@@ -282,6 +290,29 @@ mod tests {
             r.message.starts_with("1 reading inside the phase: too few"),
             "{}",
             r.message
+        );
+    }
+
+    #[test]
+    fn a_load_that_failed_whole_has_no_rate_to_pass() {
+        let failed = crate::rules::load_failed::LoadFailed {
+            sent: 24,
+            tool: "GuideLLM 0.8.1".into(),
+        };
+        let folder = crate::rules::testing::Folder::default();
+        let mut cx = folder.scope();
+        let (b, a) = (
+            snap(Some(0.0), 10.0, 0),
+            snap(Some(0.0), 20.0, 10_000_000_000),
+        );
+        let pair = Pair::new(&b, &a);
+        cx.pair = crate::rules::absent::Input::Present(&pair);
+        cx.load_failed = Some(&failed);
+        let r = run(&cx).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert_eq!(
+            r.message,
+            "every one of the 24 requests GuideLLM 0.8.1 sent failed (T22), so there is no rate of the load to check"
         );
     }
 }

@@ -13,6 +13,7 @@ use crate::engine::Engine;
 use crate::num::thousands;
 use crate::plausible::{cannot_tell, Implausible};
 use crate::rules::absent::{Absent, Gap, Input, Judged};
+use crate::rules::load_failed::LoadFailed;
 use crate::rules::scope::window::Edges;
 use crate::rules::scope::{FleetScope, PhaseScope, RunScope, ScrapeScope};
 use crate::rules::verdict::{CheckResult, Status};
@@ -97,10 +98,20 @@ pub struct PairMissing {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bench_failed: Option<i64>,
 }
+/// What a load that failed whole leaves T15 without: two zeros agree, and say nothing.
+const NOTHING: &str = "nothing the load completed to compare with the server's counters";
 
 /// The whole run: the load tool's counts against the server's counters between the
 /// snapshots.
 pub fn run(cx: &RunScope<'_>) -> Judged {
+    let r = judged(cx)?;
+    Ok(match cx.load_failed {
+        Some(f) if r.status == Status::Pass => f.cannot_tell(T15, NOTHING),
+        _ => r,
+    })
+}
+
+fn judged(cx: &RunScope<'_>) -> Judged {
     if let Some(d) = cx.down {
         let load = cx.input.bench.is_some() || cx.manifest.is_some_and(|m| m.load_given);
         return if load {
@@ -143,6 +154,14 @@ fn without_result(cx: &RunScope<'_>) -> Judged {
 /// The phase's output tokens against the server's between the readings: at least the
 /// inner pair's delta, at most the outer pair's.
 pub fn phase(cx: &PhaseScope<'_>) -> Judged {
+    let r = phase_judged(cx)?;
+    Ok(match LoadFailed::of_phase(cx.phase, cx.tool) {
+        Some(f) if r.status == Status::Pass => f.cannot_tell(T15, NOTHING),
+        _ => r,
+    })
+}
+
+fn phase_judged(cx: &PhaseScope<'_>) -> Judged {
     let w = cx.window.need()?;
     let phase = cx.phase;
     let base = |status, msg: String| CheckResult::new(T15, status, msg);
@@ -870,6 +889,7 @@ mod tests {
             usable_blocks: None,
             tool: "GuideLLM 0.8.1",
             load_cpu: None,
+            recorded: false,
         }
     }
 
@@ -1175,6 +1195,44 @@ mod tests {
                 Status::Unknown,
                 "can't tell: the load tool left no result file in the folder"
             )
+        );
+    }
+}
+
+#[cfg(test)]
+mod load_failed_tests {
+    use super::*;
+    use crate::rules::load_failed::LoadFailed;
+    use crate::rules::testing::{snapshot, Folder};
+
+    const NONE_FINISHED: &str = "vllm:request_success_total{finished_reason=\"length\"} 0\n\
+        vllm:generation_tokens_total 0\n";
+
+    /// Client and server agree on 0 completed requests when every request failed: that
+    /// agreement says nothing of the load.
+    #[test]
+    fn a_load_that_failed_whole_is_no_agreement() {
+        let b = BenchResult {
+            completed: Some(0),
+            failed: Some(24),
+            total_output_tokens: Some(0),
+            tool: Some("GuideLLM 0.8.1".into()),
+            ..BenchResult::default()
+        };
+        let failed = LoadFailed::of(&b).unwrap();
+        let folder = Folder::default();
+        let mut cx = folder.scope();
+        let (before, after) = (snapshot(NONE_FINISHED, 1.0), snapshot(NONE_FINISHED, 2.0));
+        let pair = Pair::new(&before, &after);
+        cx.pair = Input::Present(&pair);
+        cx.bench = Input::Present(&b);
+        assert_eq!(run(&cx).unwrap().status, Status::Pass, "two zeros agree");
+        cx.load_failed = Some(&failed);
+        let r = run(&cx).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert_eq!(
+            r.message,
+            "every one of the 24 requests GuideLLM 0.8.1 sent failed (T22), so there is nothing the load completed to compare with the server's counters"
         );
     }
 }

@@ -114,7 +114,16 @@ pub fn run(cx: &RunScope<'_>) -> Judged {
         refused: bench
             .and_then(|b| plausible::first(&b.implausible, &[TOTAL_INPUT_TOKENS, COMPLETED])),
     };
-    Ok(check(cx.snapshot_engine, pair, untimed))
+    let r = check(cx.snapshot_engine, pair, untimed);
+    // No prompt of a load that failed whole reached the cache: what the counters show is
+    // not the load's.
+    Ok(match cx.load_failed {
+        Some(f) if r.status != Status::NotApplicable => f.cannot_tell(
+            T17,
+            "no prompt of the load whose cache hits could be counted",
+        ),
+        _ => r,
+    })
 }
 
 pub fn check(engine: Engine, pair: &Pair<'_>, untimed: Untimed<'_>) -> CheckResult {
@@ -633,5 +642,31 @@ mod tests {
         assert_eq!(found(&r).untimed_tokens, Some(100.0));
         cx.bench = Input::NotGiven;
         assert_eq!(settle(T17, run(&cx)).unwrap().status, Status::Warn);
+    }
+
+    #[test]
+    fn a_load_that_failed_whole_cannot_tell() {
+        let failed = crate::rules::load_failed::LoadFailed {
+            sent: 4,
+            tool: "the load tool".into(),
+        };
+        let mut folder = crate::rules::testing::Folder::default();
+        folder.input.before = Some(crate::inputs::InputFile::new(
+            "before.snapshot.json",
+            Vec::new(),
+        ));
+        let mut cx = folder.scope();
+        let (b, a) = (vllm(0.0, 0.0), vllm(0.0, 1000.0));
+        let pair = Pair::new(&b, &a);
+        cx.pair = crate::rules::absent::Input::Present(&pair);
+        assert_eq!(run(&cx).unwrap().status, Status::Pass);
+        cx.load_failed = Some(&failed);
+        let r = run(&cx).unwrap();
+        assert_eq!(r.status, Status::Unknown, "{}", r.message);
+        assert!(
+            r.message.contains("every one of the 4 requests"),
+            "{}",
+            r.message
+        );
     }
 }

@@ -46,7 +46,7 @@ fn main() {
                 let _ = post(
                     port,
                     "/v1/completions",
-                    r#"{"model":"/models/Qwen3-8B","prompt":"a b c d","max_tokens":200}"#,
+                    r#"{"model":"/models/Qwen3-8B","prompt":"a b c d","max_tokens":200,"ignore_eos":true}"#,
                 );
             })
         })

@@ -17,6 +17,14 @@
 //!   include time the server never saw;
 //! - `--sim-ttft-at-headers`: the first token is timed when the reply's headers arrive,
 //!   before the server produced any token.
+//!
+//! `--random-range-ratio` (a number, or `{"input": r, "output": r}`) spreads
+//! each request's lengths over `len·(1±r)`. Requests ask the server to ignore
+//! end-of-sequence only with `--ignore-eos` (as the real client did before it made that
+//! the default for random prompts); a failed request's error is the HTTP reason alone,
+//! as the real client keeps it. The initial test request and the `--num-warmups`
+//! requests repeat the first prompt, at most `--max-concurrency` at once, as the real
+//! client does.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -152,6 +160,33 @@ fn random_words(n: usize, seed: u64, stream: u64) -> Vec<String> {
         .collect()
 }
 
+/// `--random-range-ratio` as vLLM reads it: one number for both lengths, or a JSON
+/// object `{"input": r, "output": r}`; 0 when not given.
+fn range_ratios(a: &Args) -> anyhow::Result<(f64, f64)> {
+    let Some(v) = a.get("random-range-ratio") else {
+        return Ok((0.0, 0.0));
+    };
+    if let Ok(r) = v.parse::<f64>() {
+        return Ok((r, r));
+    }
+    let j: Value = serde_json::from_str(v)
+        .map_err(|_| anyhow::anyhow!("--random-range-ratio: invalid value: '{v}'"))?;
+    let of = |k: &str| j.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    Ok((of("input"), of("output")))
+}
+
+/// Request `index`'s length: uniform over the whole numbers of [len·(1−r), len·(1+r)],
+/// as vLLM's random dataset draws it (`stream` keeps input and output apart).
+fn spread(len: usize, r: f64, seed: u64, index: usize, stream: u64) -> usize {
+    if r <= 0.0 {
+        return len;
+    }
+    let lo = (len as f64 * (1.0 - r)).floor().max(1.0) as u64;
+    let hi = (len as f64 * (1.0 + r)).ceil() as u64;
+    let mut state = seed ^ (index as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407) ^ stream;
+    (lo + splitmix(&mut state) % (hi - lo + 1)) as usize
+}
+
 /// Request `index`'s prompt: the shared prefix, then its own `input_len` words.
 fn prompt(prefix: &[String], input_len: usize, seed: u64, index: usize) -> String {
     let own = random_words(input_len, seed, index as u64 + 1);
@@ -163,24 +198,37 @@ fn prompt(prefix: &[String], input_len: usize, seed: u64, index: usize) -> Strin
         .join(" ")
 }
 
+/// What every request of a run asks: its length, and whether the server is to run past
+/// the model's end-of-sequence token (`--ignore-eos`; without it the answer may end
+/// early, as with the real client before it ignored end-of-sequence by default).
+#[derive(Clone, Copy)]
+struct Asked {
+    output_len: usize,
+    ignore_eos: bool,
+}
+
 async fn one(
     t: Arc<Target>,
     model: String,
     text: Arc<String>,
-    output_len: usize,
+    asked: Asked,
     t0: Instant,
     faults: Faults,
 ) -> Outcome {
     let mut out = Outcome::default();
     let chat = t.path.contains("chat");
-    let body = if chat {
+    let output_len = asked.output_len;
+    let mut body = if chat {
         json!({"model": model, "messages": [{"role": "user", "content": text.as_str()}],
-            "max_completion_tokens": output_len, "stream": true, "ignore_eos": true,
+            "max_completion_tokens": output_len, "stream": true,
             "stream_options": {"include_usage": true}, "temperature": 0.0})
     } else {
         json!({"model": model, "prompt": text.as_str(), "max_tokens": output_len, "stream": true,
-            "ignore_eos": true, "stream_options": {"include_usage": true}, "temperature": 0.0})
+            "stream_options": {"include_usage": true}, "temperature": 0.0})
     };
+    if asked.ignore_eos {
+        body["ignore_eos"] = json!(true);
+    }
     if let Some(d) = faults.cpu {
         spend_cpu(d).await;
     }
@@ -204,8 +252,9 @@ async fn one(
         let status = resp.status();
         let mut b = resp.into_body();
         if !status.is_success() {
-            let bytes = b.collect().await?.to_bytes();
-            anyhow::bail!("{} {}", status.as_u16(), String::from_utf8_lossy(&bytes));
+            // The real client keeps only the HTTP reason ("Bad Request"), not the body.
+            let _ = b.collect().await?;
+            anyhow::bail!("{}", status.canonical_reason().unwrap_or(""));
         }
         let mut buf = String::new();
         let mut last = start;
@@ -318,6 +367,7 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
     let prefix_len: usize = a.num("random-prefix-len")?.unwrap_or(0);
     let seed: u64 = a.num("seed")?.unwrap_or(0);
     let output_len: usize = a.num("random-output-len")?.unwrap_or(128);
+    let (input_ratio, output_ratio) = range_ratios(&a)?;
     let num_prompts: usize = a.num("num-prompts")?.unwrap_or(1000);
     let max_conc: Option<usize> = a.num("max-concurrency")?;
     let warmups: usize = a.num("num-warmups")?.unwrap_or(0);
@@ -328,10 +378,21 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
         max_conc.map(|c| c.to_string()).unwrap_or("None".into()), if a.has("ignore-eos") { "True" } else { "False" }, if a.has("save-result") { "True" } else { "False" });
     let rt = crate::server::runtime()?;
     let prefix = random_words(prefix_len, seed, 0);
-    let prompts: Vec<Arc<String>> = (0..num_prompts.max(1))
-        .map(|i| Arc::new(prompt(&prefix, input_len, seed, i)))
+    let n = num_prompts.max(1);
+    let input_lens: Vec<usize> = (0..n)
+        .map(|i| spread(input_len, input_ratio, seed, i, 1))
         .collect();
-    let prompt_len = prefix_len + input_len;
+    let prompts: Vec<Arc<String>> = (0..n)
+        .map(|i| Arc::new(prompt(&prefix, input_lens[i], seed, i)))
+        .collect();
+    let prompt_lens: Vec<usize> = input_lens.iter().map(|l| prefix_len + l).collect();
+    let asks: Vec<Asked> = (0..n)
+        .map(|i| Asked {
+            output_len: spread(output_len, output_ratio, seed, i, 2),
+            ignore_eos: a.has("ignore-eos"),
+        })
+        .collect();
+    let asked = asks[0];
     rt.block_on(async move {
         let t0 = Instant::now();
         let test = prompts[0].clone();
@@ -340,7 +401,7 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
             println!("Waiting for endpoint to become up in {} seconds", ready_timeout as u64);
             let deadline = Instant::now() + Duration::from_secs_f64(ready_timeout);
             loop {
-                let o = one(t.clone(), served.clone(), test.clone(), output_len, t0, Faults::default()).await;
+                let o = one(t.clone(), served.clone(), test.clone(), asked, t0, Faults::default()).await;
                 if o.ok {
                     break;
                 }
@@ -361,7 +422,7 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
                 let (t, m, text, sem) = (t.clone(), served.clone(), test.clone(), sem.clone());
                 hs.push(tokio::spawn(async move {
                     let _p = sem.acquire_owned().await.expect("semaphore");
-                    one(t, m, text, output_len, t0, Faults::default()).await
+                    one(t, m, text, asked, t0, Faults::default()).await
                 }));
             }
             for h in hs {
@@ -378,7 +439,7 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
         let bench_start = Instant::now();
         let due = rate.map(|r| schedule(num_prompts, r, seed));
         let mut hs = Vec::new();
-        for (i, text) in prompts.iter().take(num_prompts).cloned().enumerate() {
+        for (i, (text, asked)) in prompts.iter().take(num_prompts).cloned().zip(asks.iter().copied()).enumerate() {
             if let Some(at) = due.as_ref().map(|d| d[i]) {
                 tokio::time::sleep_until((bench_start + Duration::from_secs_f64(at)).into()).await;
             }
@@ -387,7 +448,7 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
                 let _p = sem.acquire_owned().await.expect("semaphore");
                 let n = inflight.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
                 peak.fetch_max(n, std::sync::atomic::Ordering::SeqCst);
-                let o = one(t, m, text, output_len, bench_start, faults).await;
+                let o = one(t, m, text, asked, bench_start, faults).await;
                 inflight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                 o
             }));
@@ -406,7 +467,7 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
         let good: Vec<&Outcome> = outs.iter().filter(|o| o.ok).collect();
         let completed = good.len();
         let failed = outs.len() - completed;
-        let total_in = completed * prompt_len;
+        let total_in: usize = outs.iter().zip(&prompt_lens).filter(|(o, _)| o.ok).map(|(_, l)| l).sum();
         let total_out: usize = good.iter().map(|o| o.output_tokens).sum();
         let ttfts: Vec<f64> = good.iter().map(|o| o.ttft * 1000.0).collect();
         let tpots: Vec<f64> = good.iter().filter(|o| o.output_tokens > 1).map(|o| (o.latency - o.ttft) / (o.output_tokens - 1) as f64 * 1000.0).collect();
@@ -470,7 +531,7 @@ pub fn main(argv: &[String]) -> anyhow::Result<i32> {
             if a.has("save-detailed") {
                 // Per request, in the order sent; a failed one has 0 and its error.
                 let detail = json!({
-                    "input_lens": outs.iter().map(|_| prompt_len).collect::<Vec<_>>(),
+                    "input_lens": prompt_lens.iter().take(outs.len()).collect::<Vec<_>>(),
                     "output_lens": outs.iter().map(|o| o.output_tokens).collect::<Vec<_>>(),
                     "ttfts": outs.iter().map(|o| if o.ok { o.ttft } else { 0.0 }).collect::<Vec<_>>(),
                     "itls": outs.iter().map(|o| o.itls.clone()).collect::<Vec<_>>(),

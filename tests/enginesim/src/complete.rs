@@ -52,6 +52,9 @@ struct Ask {
     prompt: usize,
     prefix_blocks: Vec<u64>,
     max_tokens: usize,
+    /// Where the answer ends on its own: the model's end-of-sequence token, unless the
+    /// request asks to ignore it (`ignore_eos`).
+    eos_at: Option<usize>,
     stream: bool,
     include_usage: bool,
     continuous_usage: bool,
@@ -90,6 +93,21 @@ fn read_ask(body: &Value, api: Api, srv: &Server) -> Ask {
         .find_map(|k| body.pointer(k).and_then(Value::as_u64))
         .unwrap_or(16)
         .max(1) as usize;
+    // SGLang's native API names its sampling switches under `sampling_params`.
+    let sampling = |k: &str| match api {
+        Api::Generate => body.pointer(&format!("/sampling_params/{k}")),
+        _ => body.get(k),
+    };
+    let ignore_eos = sampling("ignore_eos")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let min_tokens = sampling(if api == Api::Generate {
+        "min_new_tokens"
+    } else {
+        "min_tokens"
+    })
+    .and_then(Value::as_u64)
+    .unwrap_or(0) as usize;
     let opt = |k: &str| {
         body.pointer(&format!("/stream_options/{k}"))
             .and_then(Value::as_bool)
@@ -101,10 +119,67 @@ fn read_ask(body: &Value, api: Api, srv: &Server) -> Ask {
         prompt,
         prefix_blocks,
         max_tokens,
+        eos_at: (!ignore_eos).then(|| natural_length(&pieces).max(min_tokens)),
         stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
         include_usage,
         continuous_usage: force || (include_usage && opt("continuous_usage_stats")),
     }
+}
+
+/// The shortest answer the simulated model writes on its own, and how far past it
+/// answers spread: a fixed function of the prompt, so a run is repeatable.
+const NATURAL_MIN: usize = 32;
+const NATURAL_SPREAD: u64 = 96;
+
+/// Where the simulated model ends its answer on its own (its end-of-sequence token):
+/// between 32 and 127 tokens, by a hash of the prompt (FNV-1a).
+fn natural_length(pieces: &[prompt::Piece]) -> usize {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for p in pieces {
+        match p {
+            prompt::Piece::Word(w) => eat(w.as_bytes()),
+            prompt::Piece::Special(id) | prompt::Piece::Id(id) => eat(&id.to_le_bytes()),
+        }
+        eat(b" ");
+    }
+    NATURAL_MIN + (h % NATURAL_SPREAD) as usize
+}
+
+/// A prompt with prompt and answer past the context length. vLLM 0.32 refuses only a
+/// prompt that fills the context by itself, and lowers `max_tokens` to fit the rest
+/// (`get_max_tokens`); earlier releases refuse the request whole. The refusal, if any.
+fn fit_context(ask: &mut Ask, srv: &Server) -> Option<Value> {
+    let limit = srv.max_model_len;
+    if ask.prompt + ask.max_tokens <= limit {
+        return None;
+    }
+    if !srv.lowers_max_tokens {
+        let msg = format!(
+            "This model's maximum context length is {} tokens. However, you requested {} tokens ({} in the messages, {} in the completion). Please reduce the length of the messages or completion.",
+            limit, ask.prompt + ask.max_tokens, ask.prompt, ask.max_tokens
+        );
+        return Some(openai::error(&msg, "BadRequestError", 400));
+    }
+    // A prompt of the whole context leaves no token to generate: refused too.
+    if ask.prompt >= limit {
+        let msg = format!(
+            "This model's maximum context length is {limit} tokens. However, your prompt contains {} input tokens, which exceeds this limit even without any output tokens. Please reduce the length of the input prompt.",
+            ask.prompt
+        );
+        return Some(openai::error_param(
+            &msg,
+            "BadRequestError",
+            400,
+            "input_tokens",
+        ));
+    }
+    ask.max_tokens = limit - ask.prompt;
+    None
 }
 
 pub async fn serve(
@@ -126,12 +201,8 @@ pub async fn serve(
         );
     };
     let mut ask = read_ask(&body, api, &srv);
-    if ask.prompt + ask.max_tokens > srv.max_model_len {
-        let msg = format!(
-            "This model's maximum context length is {} tokens. However, you requested {} tokens ({} in the messages, {} in the completion). Please reduce the length of the messages or completion.",
-            srv.max_model_len, ask.prompt + ask.max_tokens, ask.prompt, ask.max_tokens
-        );
-        return reply(400, openai::error(&msg, "BadRequestError", 400));
+    if let Some(refused) = fit_context(&mut ask, &srv) {
+        return reply(400, refused);
     }
     // vLLM takes the id from the X-Request-Id header when there is one.
     let rid = request_id.unwrap_or_else(rand_id);
@@ -183,6 +254,7 @@ pub async fn serve(
         prompt: ask.prompt,
         prefix_blocks: std::mem::take(&mut ask.prefix_blocks),
         max_tokens: ask.max_tokens,
+        eos_at: ask.eos_at,
         streaming: ask.stream,
         tx,
         arrived: Instant::now(),

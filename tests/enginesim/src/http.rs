@@ -64,6 +64,9 @@ pub struct Server {
     pub served_name: String,
     pub model_path: String,
     pub max_model_len: usize,
+    /// A request past the context length gets its `max_tokens` lowered to fit, and only
+    /// a prompt longer than the context is refused (vLLM 0.32).
+    pub lowers_max_tokens: bool,
     pub version: String,
     pub start_unix: f64,
     pub metrics: MetricsFn,

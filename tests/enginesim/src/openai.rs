@@ -179,6 +179,11 @@ pub fn error(message: &str, kind: &str, code: u16) -> Value {
     json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
 }
 
+/// An error naming the request parameter at fault (vLLM 0.32's validation errors).
+pub fn error_param(message: &str, kind: &str, code: u16, param: &str) -> Value {
+    json!({"error": {"message": message, "type": kind, "param": param, "code": code}})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -69,6 +69,10 @@ pub struct Submit {
     /// The prompt's full blocks by a chained hash, for the prefix cache.
     pub prefix_blocks: Vec<u64>,
     pub max_tokens: usize,
+    /// The token after which the model writes its end-of-sequence token, when the
+    /// request did not ask to ignore it: the answer then ends there (finish reason
+    /// `stop`) if that comes before `max_tokens`.
+    pub eos_at: Option<usize>,
     pub streaming: bool,
     pub tx: mpsc::UnboundedSender<Event>,
     pub arrived: Instant,
@@ -630,13 +634,15 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
                     s.first_token = Some(now);
                 }
                 if s.generated >= s.sub.max_tokens {
-                    done_idx.push(k);
+                    done_idx.push((k, "length"));
+                } else if s.sub.eos_at == Some(s.generated) {
+                    done_idx.push((k, "stop"));
                 } else {
                     let _ = s.sub.tx.send(Event::Token { finish: None });
                 }
             }
         }
-        for k in done_idx.into_iter().rev() {
+        for (k, reason) in done_idx.into_iter().rev() {
             let s = running.remove(k);
             free += s.blocks;
             let f = Finished {
@@ -645,7 +651,7 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
                 generated: s.generated,
                 max_tokens: s.sub.max_tokens,
                 streaming: s.sub.streaming,
-                reason: "length",
+                reason,
                 queue_s: sim(s.first_sched.unwrap_or(now) - s.sub.arrived),
                 ttft_s: sim(s.first_token.unwrap_or(now) - s.sub.arrived),
                 e2e_s: sim(now - s.sub.arrived),
@@ -670,7 +676,7 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
             st.max_tokens.observe(f.max_tokens as f64);
             st.n_param.observe(1.0);
             st.req_preempt.observe(f.preemptions as f64);
-            *st.finished_by_reason.entry("length").or_insert(0) += 1;
+            *st.finished_by_reason.entry(reason).or_insert(0) += 1;
             st.running = running.len();
             st.used_blocks = cfg.blocks - free;
             st.waiting = waiting.len();
@@ -689,7 +695,7 @@ async fn run(sh: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Submit>, notify: N
             st.last_finished = Some(f);
             drop(st);
             let _ = s.sub.tx.send(Event::Token {
-                finish: Some("length"),
+                finish: Some(reason),
             });
         }
         {

@@ -219,6 +219,7 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             served_name: served,
             model_path: model.clone(),
             max_model_len: max_seq_len,
+            lowers_max_tokens: false,
             version: DEFAULT_VERSION.to_string(),
             start_unix: log::unix_now(),
             metrics: Box::new(crate::metrics::trt),

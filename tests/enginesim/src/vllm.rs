@@ -365,6 +365,7 @@ pub fn serve(argv: &[String]) -> anyhow::Result<i32> {
             served_name: served,
             model_path: model.clone(),
             max_model_len,
+            lowers_max_tokens: fl.v032,
             version,
             start_unix: log::unix_now(),
             metrics: Box::new(crate::metrics::vllm),

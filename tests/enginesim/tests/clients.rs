@@ -330,7 +330,8 @@ fn load_counts_requests_in_flight_only_when_tracked() {
     assert_eq!(load(), 0);
     // A long stream left unread stays in flight; closing it aborts it.
     let mut c = std::net::TcpStream::connect(("127.0.0.1", s.port)).unwrap();
-    let body = r#"{"model":"m","prompt":"a b c","max_tokens":2000,"stream":true}"#;
+    let body =
+        r#"{"model":"m","prompt":"a b c","max_tokens":2000,"ignore_eos":true,"stream":true}"#;
     write!(
         c,
         "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",

@@ -129,7 +129,7 @@ fn sglang_retracts_and_logs_it() {
                 post(
                     port,
                     "/v1/completions",
-                    r#"{"model":"m","prompt":"a b c d","max_tokens":600}"#,
+                    r#"{"model":"m","prompt":"a b c d","max_tokens":600,"ignore_eos":true}"#,
                 )
                 .unwrap()
                 .0
@@ -247,7 +247,7 @@ fn trtllm_without_iter_stats_has_no_gauges_and_max_utilization_pauses() {
                 post(
                     port,
                     "/v1/completions",
-                    r#"{"model":"m","prompt":"a b c d","max_tokens":300}"#,
+                    r#"{"model":"m","prompt":"a b c d","max_tokens":300,"ignore_eos":true}"#,
                 )
                 .unwrap()
                 .0

@@ -30,7 +30,9 @@ fn sample(s: &Sim) -> Vec<String> {
 }
 
 fn completion(port: u16, prompt: &str, max_tokens: u32) {
-    let body = format!(r#"{{"model":"m","prompt":"{prompt}","max_tokens":{max_tokens}}}"#);
+    let body = format!(
+        r#"{{"model":"m","prompt":"{prompt}","max_tokens":{max_tokens},"ignore_eos":true}}"#
+    );
     let (st, text) = post(port, "/v1/completions", &body).unwrap();
     assert_eq!(st, 200, "{text}");
 }

@@ -290,7 +290,7 @@ fn admission_control_rejects_past_the_queue_limit() {
                 post(
                     port,
                     "/v1/completions",
-                    r#"{"model":"m","prompt":"a b","max_tokens":64}"#,
+                    r#"{"model":"m","prompt":"a b","max_tokens":64,"ignore_eos":true}"#,
                 )
                 .unwrap()
                 .0

@@ -172,7 +172,7 @@ pub fn run_suite(
                 }),
             },
             Status::Unknown => Outcome::Skipped {
-                message: format!("Can't tell: {}", c.message),
+                message: cant_tell(&c.message),
                 cant_tell: true,
             },
             Status::NotApplicable => Outcome::Skipped {
@@ -357,4 +357,12 @@ pub fn prepare(common: &mut crate::args::Common, f: &FormatArgs) -> Result<(), c
         common.json = true;
     }
     Ok(())
+}
+
+/// "Can't tell: …", once: many messages of a missing input already open with it.
+fn cant_tell(message: &str) -> String {
+    match message.strip_prefix("can't tell: ") {
+        Some(rest) => format!("Can't tell: {rest}"),
+        None => format!("Can't tell: {message}"),
+    }
 }

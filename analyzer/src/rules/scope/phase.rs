@@ -24,6 +24,9 @@ pub struct PhaseScope<'a> {
     pub tool: &'a str,
     /// The load command's CPU samples (T20).
     pub load_cpu: Option<&'a crate::load_cpu::LoadCpu>,
+    /// The recorder made the folder: it keeps the load command, so what a phase asked
+    /// that nothing says is missing, not merely not given (T21).
+    pub recorded: bool,
 }
 
 impl PhaseScope<'_> {

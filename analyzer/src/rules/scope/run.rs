@@ -15,6 +15,7 @@ use crate::inputs::RunInput;
 use crate::load_cpu::LoadCpu;
 use crate::manifest::Manifest;
 use crate::rules::absent::{Absent, Input};
+use crate::rules::load_failed::LoadFailed;
 use crate::rules::outcome::RunOutcome;
 use crate::rules::server_down::ServerDown;
 use crate::rules::t20_load_generator_bound::ClientLimit;
@@ -55,6 +56,8 @@ pub struct RunScope<'a> {
     pub scrape_engine: Engine,
     /// The server was down before the load started.
     pub down: Option<&'a ServerDown>,
+    /// Every request the load sent failed (`load_failed.rs`).
+    pub load_failed: Option<&'a LoadFailed>,
     /// The concurrency the load asked for.
     pub requested: Option<i64>,
     /// The KV gauge's steps against the block count the engine exported (vLLM).
@@ -144,6 +147,7 @@ impl<'a> RunScope<'a> {
             scrape: Input::NotGiven,
             scrape_engine: Engine::Vllm,
             down: None,
+            load_failed: None,
             requested: None,
             gauge_steps: None,
             expected_extra: 0,
