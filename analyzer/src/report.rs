@@ -10,6 +10,7 @@ use crate::engine::Engine;
 use crate::inputs::RunInput;
 use crate::insights::charts::{self, ChartInputs, Charts};
 use crate::insights::limits::{self, LimitInputs};
+use crate::insights::replay::{self, Replay, ReplayInputs};
 use crate::insights::summary::Summary;
 use crate::insights::{account, cache, server};
 use crate::json::ordered_map;
@@ -78,6 +79,8 @@ pub struct Report {
     pub load_start: (Option<f64>, crate::compare::Alignment),
     /// A fleet's replicas, each with its own verdicts (empty for a single server).
     pub replicas: Vec<ReplicaReport>,
+    /// The page's replay of the KV cache over time (`insights::replay`).
+    pub replay: Option<Replay>,
 }
 
 /// What [`Report::build`] draws on.
@@ -148,6 +151,17 @@ impl Report {
             usable_blocks: inputs.usable_blocks,
             times: &times,
             gpu: inputs.gpu,
+        });
+        let replay = inputs.series.and_then(|series| {
+            replay::build(&ReplayInputs {
+                engine,
+                series,
+                times: &times,
+                facts,
+                usable_blocks: inputs.usable_blocks,
+                bench: inputs.bench,
+                load_started_wall: inputs.manifest.and_then(|m| m.load_started_wall),
+            })
         });
         let load_start = crate::compare::find_load_start(
             &charts,
@@ -256,6 +270,7 @@ impl Report {
             skipped: inputs.input.skipped.clone(),
             load_start,
             replicas: Vec::new(),
+            replay,
         }
     }
 
@@ -335,6 +350,10 @@ struct ReportDocument<'a> {
     /// A fleet's replicas; absent for a single server, whose layout is unchanged.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     replicas: &'a [ReplicaReport],
+    /// The replay's frames; written last, and only when there is a recording, so every
+    /// key before it stays as it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replay: Option<&'a Replay>,
 }
 
 impl<'a> ReportDocument<'a> {
@@ -367,6 +386,7 @@ impl<'a> ReportDocument<'a> {
             made_from: &report.made_from,
             skipped: &report.skipped,
             replicas: &report.replicas,
+            replay: report.replay.as_ref(),
         }
     }
 }

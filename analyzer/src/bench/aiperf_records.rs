@@ -24,8 +24,13 @@ pub struct Records {
 
 /// The value of `{"value": x, "unit": "ms"}`, in ms (other units are not read).
 fn ms_value(v: Option<&Json>) -> Option<f64> {
+    unit_value(v, "ms")
+}
+
+/// The value of `{"value": x, "unit": unit}` (another unit is not read).
+fn unit_value(v: Option<&Json>, unit: &str) -> Option<f64> {
     let v = v?;
-    (v.get("unit").and_then(Json::as_str) == Some("ms"))
+    (v.get("unit").and_then(Json::as_str) == Some(unit))
         .then(|| v.get("value").and_then(Json::as_f64))
         .flatten()
 }
@@ -36,6 +41,7 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Records, InputError> {
     let text = decode_strict(file, bytes)?;
     let mut out = Records::default();
     let (mut starts, mut latencies) = (Vec::new(), Vec::new());
+    let (mut prompts, mut outputs) = (Vec::new(), Vec::new());
     let mut found = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -87,9 +93,15 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Records, InputError> {
         out.requests.ttft_s.push(ttft.filter(|&t| t > 0.0));
         latencies.push(gate("request_latency", secs, latency, 1e-3));
         starts.push(start);
+        let tokens = |k: &str| unit_value(metrics.and_then(|m| m.get(k)), "tokens");
+        let (isl, osl) = ("input_sequence_length", "output_sequence_length");
+        prompts.push(gate(isl, Quantity::Count, tokens(isl), 1.0));
+        outputs.push(gate(osl, Quantity::Count, tokens(osl), 1.0));
     }
     out.requests.start_s = Some(starts);
     out.requests.latency_s = Some(latencies);
+    out.requests.prompt_tokens = Some(prompts);
+    out.requests.output_tokens = Some(outputs);
     out.requests.implausible = found;
     Ok(out)
 }
@@ -152,6 +164,12 @@ mod tests {
             vec![Some(1.5), None, Some(1.5)]
         );
         assert_eq!(r.requests.start_s.unwrap()[2], Some(1_796_036_414.0));
+        // No sequence lengths in these records: known to be unknown, one per request.
+        assert_eq!(r.requests.output_tokens.unwrap(), vec![None; 3]);
+        let with_lengths = r#"{"metadata": {"benchmark_phase": "profiling", "request_start_ns": 1796036412500000000}, "metrics": {"input_sequence_length": {"value": 32, "unit": "tokens"}, "output_sequence_length": {"value": 64, "unit": "tokens"}}}"#;
+        let r = read("r.jsonl", with_lengths.as_bytes()).unwrap();
+        assert_eq!(r.requests.prompt_tokens.unwrap(), vec![Some(32.0)]);
+        assert_eq!(r.requests.output_tokens.unwrap(), vec![Some(64.0)]);
     }
 
     #[test]

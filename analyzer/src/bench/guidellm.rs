@@ -70,7 +70,8 @@ fn requests(b: &Json, file: (&str, Option<usize>), p: &str) -> Option<Requests> 
     let window = |k: &str| at(b, &["scheduler_metrics", k]).and_then(Json::as_f64);
     let (from, to) = (window("measure_start_time"), window("measure_end_time"));
     let mut found: Vec<Implausible> = Vec::new();
-    let mut rows: Vec<(f64, Option<f64>, Option<f64>)> = Vec::new();
+    // (start, time to first token, latency, prompt tokens, output tokens)
+    let mut rows: Vec<(f64, Option<f64>, Option<f64>, Option<f64>, Option<f64>)> = Vec::new();
     for kind in ["successful", "errored", "incomplete"] {
         let Some(list) = lists.get(kind).and_then(Json::as_array) else {
             continue;
@@ -103,7 +104,9 @@ fn requests(b: &Json, file: (&str, Option<usize>), p: &str) -> Option<Requests> 
                 .filter(|&s| s > 0.0),
                 _ => None,
             };
-            rows.push((start, ttft, latency));
+            let prompt = gate("prompt_tokens", Quantity::Count, num("prompt_tokens"));
+            let output = gate("output_tokens", Quantity::Count, num("output_tokens"));
+            rows.push((start, ttft, latency, prompt, output));
         }
     }
     if rows.is_empty() {
@@ -114,6 +117,8 @@ fn requests(b: &Json, file: (&str, Option<usize>), p: &str) -> Option<Requests> 
         ttft_s: rows.iter().map(|r| r.1).collect(),
         start_s: Some(rows.iter().map(|r| Some(r.0)).collect()),
         latency_s: Some(rows.iter().map(|r| r.2).collect()),
+        prompt_tokens: Some(rows.iter().map(|r| r.3).collect()),
+        output_tokens: Some(rows.iter().map(|r| r.4).collect()),
         implausible: found,
     })
 }

@@ -97,6 +97,11 @@ pub struct Requests {
     /// Client clock at each request's start (an arbitrary zero), when saved.
     pub start_s: Option<Vec<Option<f64>>>,
     pub latency_s: Option<Vec<Option<f64>>>,
+    /// Each request's prompt and output tokens, when the client saved them (vLLM's
+    /// `input_lens` and `output_lens`, AIPerf's input and output sequence lengths): the
+    /// replay's per-request columns (`insights::replay`).
+    pub prompt_tokens: Option<Vec<Option<f64>>>,
+    pub output_tokens: Option<Vec<Option<f64>>>,
     /// Values the gate refused, each named by its array and index (`ttfts[3]`).
     pub implausible: Vec<Implausible>,
 }
@@ -111,6 +116,8 @@ pub mod key {
     pub const START_TIMES: &str = "start_times";
     pub const LATENCIES: &str = "latencies";
     pub const ERRORS: &str = "errors";
+    pub const INPUT_LENS: &str = "input_lens";
+    pub const OUTPUT_LENS: &str = "output_lens";
 }
 
 impl Requests {
@@ -160,10 +167,14 @@ impl Requests {
             .collect();
         let start_s = numbers(key::START_TIMES, Quantity::ClientClock);
         let latency_s = numbers(key::LATENCIES, Quantity::Seconds);
+        let prompt_tokens = numbers(key::INPUT_LENS, Quantity::Count);
+        let output_tokens = numbers(key::OUTPUT_LENS, Quantity::Count);
         Some(Requests {
             ttft_s,
             start_s,
             latency_s,
+            prompt_tokens,
+            output_tokens,
             implausible: found,
         })
     }
@@ -415,6 +426,16 @@ mod tests {
         assert_eq!(q.ttft_s, vec![Some(0.5), None, None, Some(0.25)]);
         assert_eq!(q.start_s.unwrap()[2], None);
         assert_eq!(q.latency_s.unwrap().len(), 4);
+        assert_eq!(q.output_tokens, None, "no output_lens saved");
+        let r = BenchResult::read(
+            "b",
+            br#"{"ttfts": [0.5, 0.25], "input_lens": [88, -1], "output_lens": [1000, 7.5]}"#,
+        )
+        .unwrap();
+        let q = r.requests.unwrap();
+        assert_eq!(q.prompt_tokens.unwrap(), vec![Some(88.0), None]);
+        assert_eq!(q.output_tokens.unwrap(), vec![Some(1000.0), Some(7.5)]);
+        assert_eq!(q.implausible.len(), 1, "input_lens[1] refused");
         let r = BenchResult::read("b", br#"{"completed": 2}"#).unwrap();
         assert!(r.requests.is_none());
     }

@@ -9,5 +9,6 @@ pub mod fact;
 pub mod format;
 pub mod limits;
 pub mod reduce;
+pub mod replay;
 pub mod server;
 pub mod summary;
