@@ -20,7 +20,7 @@ use crate::args::Args;
 #[derive(Debug, Default, Clone)]
 struct Outcome {
     ok: bool,
-    /// Seconds from the client's start to this request's.
+    /// The monotonic clock at this request's start, in seconds (`monotonic_s`).
     start: f64,
     ttft: f64,
     latency: f64,
@@ -113,7 +113,7 @@ async fn one(
             "ignore_eos": true, "stream_options": {"include_usage": true}, "temperature": 0.0})
     };
     let start = Instant::now();
-    out.start = (start - t0).as_secs_f64();
+    out.start = monotonic_s();
     let r: anyhow::Result<()> = async {
         let stream = tokio::net::TcpStream::connect((t.host.as_str(), t.port)).await?;
         let _ = stream.set_nodelay(true);
@@ -187,6 +187,18 @@ async fn one(
         Err(e) => out.error = e.to_string(),
     }
     out
+}
+
+/// `CLOCK_MONOTONIC` in seconds: what `vllm bench serve` stamps each request's start with
+/// (`time.perf_counter()` on Linux), the clock the recorder's readings carry too.
+fn monotonic_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to write into.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
 fn mean(v: &[f64]) -> f64 {
