@@ -1,5 +1,10 @@
-//! Reading the KV gauge in blocks (formats.md §7): the gauge's denominator inferred from
-//! its readings, and how many requests of one sample's size fit.
+//! Reading the KV gauge in blocks (docs/run-folder.md#kv-blocks): the gauge's denominator
+//! inferred from its readings, and how many requests of one sample's size fit.
+
+use crate::engine::Engine;
+use crate::plausible::Implausible;
+use crate::series::{column, Series};
+use crate::snapshot::Snapshot;
 
 /// The largest denominator considered (and so the largest block count inferred).
 pub const MAX_DEN: u128 = 65_536;
@@ -21,6 +26,62 @@ pub enum InferenceFailure {
     NoReadings,
     TooLarge,
     NotClean,
+}
+
+/// The KV usage gauge's steps read against the block count the engine exported (vLLM's
+/// `cache_config_info` series): the inputs of T14, and the cache's usable blocks that T9
+/// and the report read. Read once per run, from the recording and the after snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GaugeSteps {
+    /// The after snapshot's engine exports no block count.
+    NoInfoSeries(Engine),
+    /// The info series has no usable `num_gpu_blocks` label.
+    NoBlockCount { info: &'static str },
+    /// A usage reading was refused by the plausibility gate.
+    Refused { reported: u64, bad: Implausible },
+    /// The readings' common denominator, inferred.
+    Inferred { reported: u64, inference: Inference },
+}
+
+impl GaugeSteps {
+    pub fn read(series: &Series, after: &Snapshot) -> GaugeSteps {
+        let engine = Engine::from_metric_names(after.metrics.names()).unwrap_or(Engine::Vllm);
+        let Some(info) = engine.metrics().cache_info else {
+            return GaugeSteps::NoInfoSeries(engine);
+        };
+        let reported = after
+            .metrics
+            .info(info, &[])
+            .and_then(|labels| labels.iter().find(|(k, _)| k == "num_gpu_blocks"))
+            .map(|(_, v)| v.as_str())
+            .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|v| v.parse::<u64>().ok());
+        let Some(reported) = reported else {
+            return GaugeSteps::NoBlockCount { info };
+        };
+        if let Some(bad) = series.implausible_in(&[column::KV_USAGE]) {
+            return GaugeSteps::Refused {
+                reported,
+                bad: bad.clone(),
+            };
+        }
+        GaugeSteps::Inferred {
+            reported,
+            inference: infer(series.usage_readings()),
+        }
+    }
+
+    /// The usable blocks: the inferred denominator, when enough distinct readings show it
+    /// and it is the exported count less the one reserved block.
+    pub fn usable_blocks(&self) -> Option<u64> {
+        match self {
+            GaugeSteps::Inferred {
+                reported,
+                inference,
+            } if inference.trusted => inference.blocks.filter(|n| n + 1 == *reported),
+            _ => None,
+        }
+    }
 }
 
 /// Infers the denominator from KV readings (zeros, values above 1, NaN and infinities
@@ -149,7 +210,7 @@ fn exact_fraction(v: f64) -> (u128, u128) {
     }
 }
 
-/// Requests of this sample's size that fit in the whole pool (formats.md §7): with the
+/// Requests of this sample's size that fit in the whole pool: with the
 /// block count known, in whole blocks; otherwise `floor(running / usage + 1e-9)`.
 /// `None` when the sample cannot give one (no usage, or zero used blocks).
 pub fn ceiling(running: f64, usage: f64, blocks: Option<u64>) -> Option<i64> {

@@ -1,5 +1,5 @@
 //! Counter deltas between two snapshots, with restart detection, and the span between
-//! them (formats.md §2.2, §4.5–§4.7; checks.md §1.3–§1.4).
+//! them (docs/run-folder.md#counters).
 
 use std::collections::HashMap;
 
@@ -26,7 +26,7 @@ pub enum Restart {
 }
 
 impl Restart {
-    /// Evidence keys as the spec names them, starting with `restarted: true`.
+    /// The evidence of a restart, starting with `restarted: true`.
     pub fn evidence(&self) -> Vec<(String, Json)> {
         let mut ev = vec![("restarted".to_string(), Json::Bool(true))];
         match self {
@@ -92,7 +92,7 @@ fn py_repr(x: f64) -> String {
 /// A series by name and its sorted labels.
 type SeriesKey<'a> = (&'a str, &'a [(String, String)]);
 
-/// Detects a restart by moved `_created` stamps (formats.md §4.7). Cheap enough to run
+/// Detects a restart by moved `_created` stamps. Cheap enough to run
 /// once per pair; callers cache it in [`Pair`].
 pub fn moved_stamps(before: &Snapshot, after: &Snapshot) -> Option<Restart> {
     let mut old: HashMap<SeriesKey<'_>, f64> = HashMap::new();
@@ -148,7 +148,9 @@ impl<'a> Pair<'a> {
         self.stamps.as_ref()
     }
 
-    /// `delta(before, after, name, labels, witness?)` of formats.md §4.5.
+    /// The counter's increase between the readings: its series' sum after less before;
+    /// none when it is missing from either (a present `witness` gauge makes a missing
+    /// counter read 0); a restart when stamps moved or the counter went down.
     pub fn delta(
         &self,
         name: &str,
@@ -195,7 +197,7 @@ impl<'a> Pair<'a> {
             .or_else(|| self.after.implausible_in(fields))
     }
 
-    /// The span between the two readings (checks.md §1.4).
+    /// The span between the two readings (the free function `span` says how).
     pub fn span(&self) -> Result<Span, SpanRefused> {
         span(self.before, self.after)
     }
@@ -233,6 +235,9 @@ impl SpanRefused {
     }
 }
 
+/// Seconds between two readings: by the monotonic clocks when both have one (refused
+/// when they and the wall clocks disagree by more than 1 s), else by the wall clocks
+/// (refused for bare text, which has none); uncertain by half the two latencies summed.
 pub fn span(before: &Snapshot, after: &Snapshot) -> Result<Span, SpanRefused> {
     let wall = after.t_wall - before.t_wall;
     let uncertainty = (before.latency_s.unwrap_or(0.0) + after.latency_s.unwrap_or(0.0)) / 2.0;

@@ -1,5 +1,6 @@
 //! The three serving engines: names, metric names, quirks, and how to tell them apart
-//! (formats.md §5). This is the one table every other part reads metric names from.
+//! (docs/run-folder.md#engines). This is the one table every other part reads metric
+//! names from.
 
 /// A serving engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -9,7 +10,7 @@ pub enum Engine {
     Trtllm,
 }
 
-/// Metric names an engine exports, per role (formats.md §5.5). `None`: no such series.
+/// Metric names an engine exports, per role. `None`: no such series.
 #[derive(Debug)]
 pub struct Metrics {
     pub running: &'static str,
@@ -267,7 +268,8 @@ impl Engine {
         }
     }
 
-    /// Release series tested (bootlog.md §2.10).
+    /// Release series tested: another version gets a note that a changed log line or
+    /// metric may explain a "can't tell".
     pub fn tested_series(self) -> &'static [&'static str] {
         match self {
             // 0.32: the CPU platform's release, recorded in fixtures/real/.
@@ -281,8 +283,8 @@ impl Engine {
         Engine::ALL.into_iter().find(|e| e.key() == key)
     }
 
-    /// Parses a user-given engine name (formats.md §5.3): a key or display name,
-    /// trimmed, case-insensitive.
+    /// Parses a user-given engine name (`--engine`, `INFERLINT_ENGINE`): a key or display
+    /// name, trimmed, case-insensitive.
     pub fn parse_name(name: &str) -> Option<Engine> {
         match name.trim().to_ascii_lowercase().as_str() {
             "vllm" => Some(Engine::Vllm),
@@ -333,7 +335,7 @@ fn find_unprefixed(hay: &str, needle: &str) -> bool {
         .any(|(i, _)| !hay[..i].chars().next_back().is_some_and(is_word))
 }
 
-/// The engine a boot log names, from its first 200,000 characters (formats.md §5.2).
+/// The engine a boot log names, from its first 200,000 characters.
 pub fn engine_from_log(text: &str) -> Option<Engine> {
     let head = match text.char_indices().nth(200_000) {
         Some((i, _)) => &text[..i],
@@ -443,7 +445,7 @@ pub fn shell_split(cmd: &str) -> Option<Vec<String>> {
     Some(out)
 }
 
-/// The engine a server command starts (formats.md §5.2, "Server command").
+/// The engine a server command starts: the program or module it runs.
 pub fn engine_from_command(cmd: &str) -> Option<Engine> {
     let tokens = shell_split(cmd)?;
     engine_from_argv(&tokens)

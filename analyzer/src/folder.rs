@@ -1,6 +1,6 @@
-//! The run folder's files by role (formats.md §1.2): which file name plays which part.
-//! Pure name matching, so the terminal and the browser find the same files. The names
-//! themselves are the documents' (`docs`).
+//! The run folder's files by role (docs/run-folder.md#discovery): which file name plays
+//! which part. Pure name matching, so the terminal and the browser find the same files.
+//! The names themselves are the documents' (`docs`).
 
 use crate::docs::{
     AFTER_SNAPSHOT, AIPERF_RESULT, AIPERF_SERVER_METRICS, AIPERF_SERVER_METRICS_PREFIXED,
@@ -167,7 +167,7 @@ fn numbered_runs(names: &[&str]) -> Vec<String> {
 }
 
 /// A folder path as a normalised path: no trailing separator, no `.` segments, no doubled
-/// separators (T15's `result_file`, formats.md §1.2).
+/// separators (T15's `result_file`).
 pub fn normalise(path: &str) -> String {
     let absolute = path.starts_with('/');
     let parts: Vec<&str> = path

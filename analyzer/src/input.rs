@@ -1,5 +1,5 @@
-//! Input errors: a file that cannot be read as its format (formats.md §0). Each names the
-//! file and, where there is one, the 1-based line at fault.
+//! Input errors: a file that cannot be read as its format (docs/run-folder.md#reading).
+//! Each names the file and, where there is one, the 1-based line at fault.
 
 use std::fmt;
 

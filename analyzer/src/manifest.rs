@@ -1,7 +1,7 @@
 //! The facts the analyzer takes from the recorder's `manifest.json` (the document is
-//! `docs::Manifest`, recorder.md §9.2): the report title, the server version, the
-//! requested concurrency, whether `load.log` counts, how far the run got, and when the
-//! load ran (its wall times and the boot log's length at its start and end, for T18).
+//! `docs::Manifest`, docs/run-folder.md#manifest): the report title, the server version,
+//! the requested concurrency, whether `load.log` counts, how far the run got, and when
+//! the load ran (its wall times and the boot log's length at its start and end, for T18).
 
 use crate::docs;
 use crate::input::InputError;
@@ -16,7 +16,7 @@ pub struct Manifest {
     /// The load command's `--max-concurrency`.
     pub requested_from_load: Option<i64>,
     /// True when the load was no recognised client (`load.client` null): then `load.log`
-    /// is not counted (formats.md §6.4).
+    /// is not counted (docs/run-folder.md#load-log).
     pub load_unrecognised: bool,
     /// A load command was given (`load.argv_given` not empty).
     pub load_given: bool,

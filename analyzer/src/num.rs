@@ -1,4 +1,4 @@
-//! Rounding and number formatting by the one rule of formats.md §0: round the exact
+//! Rounding and number formatting by one rule (docs/run-folder.md#reading): round the exact
 //! decimal value of the double, ties to even, as Python's `round(x, k)` does.
 
 /// `x` rounded to `k` decimals (Python's `round(x, k)`).

@@ -1,4 +1,5 @@
-//! Prometheus text exposition (format 0.0.4) as inference servers emit it (formats.md §4).
+//! Prometheus text exposition (format 0.0.4) as inference servers emit it
+//! (docs/run-folder.md#prometheus).
 //! Every sample is kept with all its labels; lookups select by exact name plus required
 //! labels.
 

@@ -1,4 +1,4 @@
-//! The Report (`results.json`, `analyze --json`; formats.md §8.2): every verdict of the run
+//! The Report (`results.json`, `analyze --json`; docs/run-folder.md#results-json): every verdict of the run
 //! and what the report page shows.
 
 use serde::{Serialize, Serializer};
@@ -306,7 +306,7 @@ impl Report {
     }
 }
 
-/// Written as formats.md §8.2 lays it out ([`ReportDocument`]).
+/// Written as docs/run-folder.md#results-json lays it out ([`ReportDocument`]).
 impl Serialize for Report {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         ReportDocument::of(self).serialize(s)
@@ -457,7 +457,7 @@ fn glossary_entries<S: Serializer>(entries: &[(String, String)], s: S) -> Result
     )
 }
 
-/// "The setup" (report.md §4.4).
+/// "The setup": the server address, the files read and how many tripwires were checked.
 fn setup_facts(
     inputs: &ReportInputs<'_>,
     summary: &Summary,
@@ -510,7 +510,7 @@ fn setup_facts(
 }
 
 impl Report {
-    /// The line the passes and not-applicables are folded under (report.md §5): "n passed",
+    /// The line the passes and not-applicables are folded under: "n passed",
     /// or "All n checks passed" when no other result is shown, plus "; k does/do not apply
     /// to <engine>"; `None` when there is nothing to fold.
     /// A sweep whose worst phase is not a pass is never "All n checks passed".

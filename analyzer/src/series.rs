@@ -1,10 +1,9 @@
-//! Gauge series files (`*.series.jsonl`, formats.md §3): a header line, then one sample
-//! per line. Read line by line in one pass; a damaged line is skipped and counted.
-//! `SeriesReader` takes the file in pieces as they arrive (and joins two halves read
-//! apart), so a front end can stream a week's recording from disk: only its rows are
-//! kept, never its text as well. The
-//! lines are the documents `docs::SeriesHeader` and `docs::Row`; the column names are the
-//! row's field names (`Row::COLUMNS`).
+//! Gauge series files (`*.series.jsonl`, docs/run-folder.md#series): a header line, then
+//! one sample per line. Read line by line in one pass; a damaged line is skipped and
+//! counted. `SeriesReader` takes the file in pieces as they arrive (and joins two halves
+//! read apart), so a front end can stream a week's recording from disk: only its rows are
+//! kept, never its text as well. The lines are the documents `docs::SeriesHeader` and
+//! `docs::Row`; the column names are the row's field names (`Row::COLUMNS`).
 //!
 //! Rows go through a one-pass fast path (`fast_row`) that finds keys by `Row::COLUMNS`;
 //! whatever it is unsure of goes to the lenient JSON reader, so both accept exactly the
@@ -25,7 +24,9 @@ use crate::text::{decode_lossy, PieceLines};
 pub use crate::docs::Row;
 pub use rows::{present, Field, Rows};
 
+pub mod align;
 mod rows;
+pub mod window;
 
 /// A whole series file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -80,7 +81,7 @@ impl Series {
             });
     }
 
-    /// The note for skipped lines, when any (formats.md §3.3).
+    /// The note for skipped lines, when any: the file, the first one and how many.
     pub fn skip_note(&self, file: &str) -> Option<String> {
         self.first_skipped_line
             .map(|l| format!("{file}:{l}: {} lines skipped", self.skipped))

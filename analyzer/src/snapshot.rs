@@ -1,5 +1,5 @@
 //! Metric snapshots: the JSON form (`*.snapshot.json`, the document `docs::SnapshotDoc`)
-//! and bare Prometheus text (formats.md §2).
+//! and bare Prometheus text (docs/run-folder.md#snapshots).
 
 use crate::docs::{self, SnapshotDoc};
 use crate::engine::Engine;

@@ -5,7 +5,8 @@ mod common;
 
 use std::sync::OnceLock;
 
-use analyzer::bootlog::{check_logs, classify, read_facts, read_logs, BootFacts};
+use analyzer::bootlog::{classify, read_facts, read_logs, BootFacts};
+use analyzer::rules::runner::check_logs;
 use analyzer::text::split_lines;
 use proptest::prelude::*;
 

@@ -1,5 +1,5 @@
-//! Handing the closed folder to `inferlint analyze` (recorder.md §3.8): the executable
-//! next to the recorder's own, else on PATH.
+//! Handing the closed folder to `inferlint analyze` (the last step of `record`): the
+//! executable next to the recorder's own, else on PATH.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -300,7 +300,8 @@ pub struct TeardownArgs {
     pub common: Common,
 }
 
-/// The engine named by `--engine`, else `INFERLINT_ENGINE` (formats.md §5.3).
+/// The engine named by `--engine`, else `INFERLINT_ENGINE` (a key or display name,
+/// case-insensitive).
 pub fn named_engine(arg: &EngineArg) -> Result<Option<(Engine, EngineFrom)>, String> {
     if let Some(e) = &arg.engine {
         return Engine::parse_name(e)

@@ -1,6 +1,6 @@
-//! The two clocks every timed reading stores (formats.md §2.2): the wall clock, and the raw
-//! `CLOCK_MONOTONIC` in nanoseconds, which is comparable between separate processes of one
-//! host boot (a process-relative `Instant` would not be).
+//! The two clocks every timed reading stores (docs/run-folder.md#clocks): the wall clock,
+//! and the raw `CLOCK_MONOTONIC` in nanoseconds, which is comparable between separate
+//! processes of one host boot (a process-relative `Instant` would not be).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -37,7 +37,7 @@ impl Stamp {
 }
 
 /// Midpoint clocks and latency of a request bracketed by `before` and `after`
-/// (formats.md §2.2): `(t_wall, t_mono_ns, latency_s)`.
+/// (docs/run-folder.md#clocks): `(t_wall, t_mono_ns, latency_s)`.
 pub fn midpoint(before: Stamp, after: Stamp) -> (f64, i64, f64) {
     let t_wall = (before.wall + after.wall) / 2.0;
     // floor((m0 + m1) / 2) without overflow for any realistic clock value.
@@ -58,7 +58,7 @@ mod tests {
 
     #[test]
     fn midpoints_of_injected_clocks() {
-        // recorder.md §10 item 10.
+        // Injected clocks: the midpoint is exact, the latency the monotonic difference.
         let (w, m, l) = midpoint(
             Stamp {
                 wall: 100.0,

@@ -12,7 +12,7 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()>
     inferlint::output::write_atomically(&dir.join(name), bytes).map_err(std::io::Error::other)
 }
 
-/// Writes a document into `dir` as `name` (recorder.md §9.2).
+/// Writes a document into `dir` as `name` (docs/run-folder.md#recorder-documents).
 pub fn write_doc<T: Document>(dir: &Path, name: &str, doc: &T) -> std::io::Result<()> {
     write_atomic(dir, name, &docs::to_bytes(doc))
 }
@@ -48,7 +48,7 @@ pub fn result_line(r: &analyzer::CheckResult) -> String {
     inferlint::render::result_line(r, false)
 }
 
-/// Exit status of verdict-reporting commands (formats.md §8.3).
+/// Exit status of verdict-reporting commands (docs/tripwires.md#exit-status).
 pub fn exit_status(results: &[analyzer::CheckResult], strict: bool) -> i32 {
     analyzer::rules::verdict::exit_status(results, strict, false)
 }

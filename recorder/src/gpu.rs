@@ -1,4 +1,4 @@
-//! The card (recorder.md §7): facts from `nvidia-smi`, and the reading loop of the
+//! The card: facts from `nvidia-smi`, and the reading loop of the
 //! clear-card rule. The rule itself (when a reading is clear, when to stop, the reason) is
 //! T2's in the analyzer; the loop takes its readings and its clock from the caller, so it
 //! is tested with fakes and run live with `nvidia-smi` and `/proc`.
@@ -224,7 +224,7 @@ pub trait CardReader {
 }
 
 /// Reads the card at once, then every `interval_s`, until T2's rule decides or a
-/// signal interrupts the wait (recorder.md §7.2).
+/// signal interrupts the wait (docs/tripwires.md#t2).
 pub fn clear_card(rule: &Rule, reader: &mut dyn CardReader) -> CardCheck {
     let mut check = CardCheck::default();
     // No reader: "can't tell" at once, not "not clear" after the whole wait.

@@ -1,4 +1,4 @@
-//! The load command (recorder.md §3.4): which benchmark client it is (`vllm bench serve`,
+//! The load command: which benchmark client it is (`vllm bench serve`,
 //! SGLang's and TensorRT-LLM's scripts, `guidellm run`, `aiperf profile`), the flags that
 //! make it save its result into the run folder, where the result lands, and running it with
 //! its merged output echoed and appended to `load.log` line by line.

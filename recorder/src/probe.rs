@@ -1,6 +1,6 @@
-//! The live probe (recorder.md §6, T7): one request, then a burst all in flight together,
-//! then a health check. It stores every reply and the outcome the analyzer's shared rule
-//! gives on those replies, so the stored outcome always equals the rule.
+//! The live probe (T7, docs/tripwires.md#t7): one request, then a burst all in flight
+//! together, then a health check. It stores every reply and the outcome the analyzer's
+//! shared rule gives on those replies, so the stored outcome always equals the rule.
 
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -32,7 +32,7 @@ impl Default for ProbeOptions {
     }
 }
 
-/// The body of every probe request (recorder.md §6 step 2).
+/// The body of every probe request.
 #[derive(Serialize)]
 struct Completion<'a> {
     model: &'a str,
@@ -77,7 +77,7 @@ fn one_request(client: &Client, base: &str, body: &str) -> Reply {
     }
 }
 
-/// A good reply: 200, a JSON body, and tokens or text (recorder.md §6 step 3). The
+/// A good reply: 200, a JSON body, and tokens or text. The
 /// record without its time.
 fn judge(reply: &http::Reply) -> Reply {
     let failed = |error: String, completion_tokens: Option<i64>| Reply {
@@ -121,8 +121,8 @@ fn health(base: &str) -> bool {
     http::healthy(&format!("{base}/health"), Duration::from_secs(10))
 }
 
-/// Runs the probe and returns `probe.json` (recorder.md §9.2) with the outcome T7's rule
-/// gives on its replies.
+/// Runs the probe and returns `probe.json` (docs/run-folder.md#probe) with the outcome
+/// T7's rule gives on its replies.
 pub fn run(base: &str, opts: &ProbeOptions) -> Probe {
     let base = base.trim_end_matches('/').to_string();
     let started = clock::wall();

@@ -1,6 +1,7 @@
-//! Processes from `/proc` (recorder.md §8.1): reading a table under any root (a synthetic
-//! one in tests), telling inference servers from bystanders by the structure of their
-//! argument vectors (never by substrings of whole command lines), and ownership.
+//! Processes from `/proc` (T3's rule, docs/tripwires.md#t3): reading a table under any
+//! root (a synthetic one in tests), telling inference servers from bystanders by the
+//! structure of their argument vectors (never by substrings of whole command lines), and
+//! ownership.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -325,7 +326,7 @@ pub fn live_servers(fs: &ProcFs) -> Vec<Server> {
         .collect()
 }
 
-/// What `record` owns (recorder.md §3.7): the launched process, its session, their
+/// What `record` owns: the launched process, its session, their
 /// descendants, and every process seen in its tree before, matched by PID and start time.
 #[derive(Debug, Clone, Default)]
 pub struct Ownership {

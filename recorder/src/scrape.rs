@@ -1,4 +1,4 @@
-//! Reading a server's metrics (recorder.md §4, formats.md §5.4): path discovery with the
+//! Reading a server's metrics (docs/run-folder.md#engines): path discovery with the
 //! working path remembered per base URL, midpoint clocks, the engine the names show, and
 //! the advice given when a server serves no engine's metrics.
 
@@ -51,7 +51,7 @@ impl Reading {
         Engine::from_metric_names(self.metrics.names())
     }
 
-    /// The snapshot document (formats.md §2.1).
+    /// The snapshot document (docs/run-folder.md#snapshots).
     pub fn snapshot_doc(&self) -> SnapshotDoc {
         SnapshotDoc {
             url: self.url.clone(),
@@ -291,7 +291,7 @@ mod tests {
 
     #[test]
     fn json_metrics_fall_back_to_prometheus_and_the_path_is_remembered() {
-        // recorder.md §10 item 10; formats.md §5.4: TensorRT-LLM's JSON at /metrics.
+        // TensorRT-LLM answers JSON at /metrics and Prometheus text at /prometheus/metrics.
         let srv = tiny(Box::new(|p: &str| match p {
             "/metrics" => (200, "[{\"iter\": 1, \"gpuMemUsage\": 0}]".into()),
             "/prometheus/metrics" => (200, TRT_PROM.into()),

@@ -1,4 +1,4 @@
-//! The gauge series (recorder.md §5, formats.md §3): one row per successful reading, the
+//! The gauge series (docs/run-folder.md#series): one row per successful reading, the
 //! header at the first success, every row flushed as written so a kill leaves a readable
 //! file, and the recorder thread `record` runs during the load.
 
@@ -57,7 +57,7 @@ pub fn row_from(metrics: &Exposition, taken: Taken, engine: Engine) -> (Row, Opt
         Err(_) => (None, Some(ambiguity(metrics, names.kv_usage))),
     };
     // SGLang exports its retraction counter only after the first retraction; its gauge
-    // witnesses that the counter reads 0 until then (formats.md §5.6).
+    // witnesses that the counter reads 0 until then.
     let preemptions = names.evictions.and_then(|name| {
         metrics.total(name, &[]).or_else(|| {
             names

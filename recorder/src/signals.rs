@@ -1,4 +1,4 @@
-//! SIGINT, SIGTERM and SIGHUP, handled alike (recorder.md §3.6): the handler only counts,
+//! SIGINT, SIGTERM and SIGHUP, handled alike: the handler only counts,
 //! and every wait in the recorder polls the count, so a signal takes effect at once instead
 //! of after a foreground child ends (as a shell `trap` would).
 

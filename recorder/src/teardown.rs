@@ -1,6 +1,7 @@
-//! Stopping servers (recorder.md §3.5, §8.2): SIGTERM, a bounded wait, SIGKILL, each signal
-//! recorded; then the clear-card rule. The world (processes, signals, clock, card) is a
-//! trait so the signalling is tested with a fake kill and clock, and runs live on /proc.
+//! Stopping servers (T3's rule, docs/tripwires.md#t3): SIGTERM, a bounded wait, SIGKILL,
+//! each signal recorded; then the clear-card rule. The world (processes, signals, clock,
+//! card) is a trait so the signalling is tested with a fake kill and clock, and runs live
+//! on /proc.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -230,7 +231,7 @@ pub fn pkill_would(table: &[Proc], targets: &[Server], pattern: &str, me: i32) -
 /// `target  pid=PID CMDLINE`: PID padded to 8 columns, command line cut at 100 characters.
 pub fn target_line(p: &Proc) -> String {
     let cmd: String = p.cmdline().chars().take(100).collect();
-    // tidy: layout (recorder.md §8.2 fixes the two spaces after "target")
+    // tidy: layout (the dry run's lines keep two spaces after "target")
     format!("target  pid={:<8}{cmd}", p.pid)
 }
 

@@ -1,7 +1,7 @@
-//! The edges of `record` on live simulated servers (recorder.md §3.5–§3.8, §10 items 4 and
-//! 5): a second signal during the stop, a foreign listener during the boot wait (T13), a
-//! foreign server left alone by the final sweep, the recorder killed outright (the
-//! parent-death signal, then `teardown --run`), and `--json` keeping stdout for the Report.
+//! The edges of `record` on live simulated servers: a second signal during the stop, a
+//! foreign listener during the boot wait (T13), a foreign server left alone by the final
+//! sweep, the recorder killed outright (the parent-death signal, then `teardown --run`),
+//! and `--json` keeping stdout for the Report.
 
 mod common;
 use common::*;
@@ -270,7 +270,7 @@ fn check_abandoned(w: &World, rec: &mut Recording, top: i32, core: i32, since: I
     assert_eq!(status(&v, "T2"), "unknown", "{v:?}");
 }
 
-/// recorder.md §3.6: SIGTERM during the load, then SIGINT while the stop waits for a
+/// SIGTERM during the load, then SIGINT while the stop waits for a
 /// server that is slow to exit: no more waiting, SIGKILL to the group and every owned
 /// process, `abandoned`, exit 130, T2 `unknown`.
 #[test]
@@ -302,7 +302,7 @@ fn a_second_signal_before_the_stop_began_still_escalates_it() {
     check_abandoned(&w, &mut rec, top, core, t);
 }
 
-/// T13 (recorder.md §3.7 item 2): the launched server is slow and never binds the port;
+/// T13 (docs/tripwires.md#t13): the launched server is slow and never binds the port;
 /// meanwhile another process starts listening there and answers `/health` 200. The marker
 /// in the log and the 200 are not enough: the listening socket is not the run's, so the
 /// run ends with the problem, and the foreign process is never signalled.
@@ -380,7 +380,7 @@ fn a_foreign_listener_during_the_boot_wait_is_not_adopted() {
     drop(foreign);
 }
 
-/// recorder.md §3.5 step 3: a second simulated vLLM in the same scope, started by the test
+/// The sweep after the stop: a second simulated vLLM in the same scope, started by the test
 /// while the run boots, is a server of every engine's kind but not the run's: the final
 /// sweep leaves it running and lists it in `left_alone`, and T2 fails on it.
 #[test]
@@ -464,7 +464,7 @@ fn the_final_sweep_leaves_a_foreign_server_alive_and_lists_it() {
     drop(foreign);
 }
 
-/// recorder.md §3.6: the recorder killed outright during the boot wait. The launched
+/// The recorder killed outright during the boot wait. The launched
 /// server's top process gets its parent-death SIGTERM and is gone within seconds; its
 /// vLLM engine child (no such signal, as in vLLM) is orphaned and keeps the card. Then
 /// `teardown --run DIR` stops exactly that run's processes, by its recorded session: not
@@ -548,7 +548,7 @@ fn sigkill_in_the_boot_wait_parent_death_then_teardown_run_finishes() {
     drop(bystander);
 }
 
-/// recorder.md §3.6: the recorder killed outright during the load. The parent-death
+/// The recorder killed outright during the load. The parent-death
 /// SIGTERM reaches the server's top process, which shuts down as on any SIGTERM (its log
 /// says so) and stops its engine child; `teardown --run` then finds nothing of the run.
 #[test]
@@ -596,7 +596,7 @@ fn sigkill_in_the_load_the_server_gets_its_parent_death_sigterm() {
     );
 }
 
-/// recorder.md §3.8: with `--json`, stdout carries only the Report `analyze` prints;
+/// With `--json`, stdout carries only the Report `analyze` prints;
 /// progress and the load's output go to stderr.
 #[test]
 fn json_mode_keeps_stdout_for_the_report() {

@@ -276,7 +276,7 @@ fn two_starts_with_different_pools() {
         })
         .collect();
     let read = analyzer::bootlog::read_logs(&logs, None);
-    let results = analyzer::bootlog::check_logs(&read, true);
+    let results = analyzer::rules::runner::check_logs(&read, true);
     let get = |id: &str| results.iter().find(|r| r.id() == id).unwrap();
     let t11 = get("T11");
     assert_eq!(t11.status, analyzer::Status::Pass, "{}", t11.message);

@@ -1,5 +1,6 @@
 //! `record` end to end against the engine simulator, one engine each, plus the failures
-//! of recorder.md §10 items 2, 3, 5 and 6 that a live server shows best.
+//! a live server shows best (a crash on the probe, a failing start, an engine mismatch,
+//! missing metrics, a taken port, usage errors).
 
 mod common;
 use analyzer::rules::Tripwire;

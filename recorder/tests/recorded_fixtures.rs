@@ -233,7 +233,7 @@ fn trtllm_run() {
 }
 
 /// No recorder file name matches a discovery pattern of the reference for another role,
-/// and the analyzer finds every file of a recorded folder by name (recorder.md §10 item 16).
+/// and the analyzer finds every file of a recorded folder by name.
 #[test]
 fn the_analyzer_finds_every_recorded_file_by_name() {
     let names = files(&folder("vllm"));

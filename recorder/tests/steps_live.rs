@@ -1,5 +1,5 @@
 //! The single-step commands against a live simulated server: `snapshot`, `watch` and
-//! `probe` (recorder.md §4–6), including admission-control rejections in the burst.
+//! `probe`, including admission-control rejections in the burst.
 
 mod common;
 use common::*;

@@ -1,7 +1,7 @@
 //! Signals and teardown on live simulated servers: SIGINT and SIGTERM to `record` during
-//! the load (recorder.md §3.6), and the orphaned `VLLM::EngineCore` that a SIGKILL of the
+//! the load, and the orphaned `VLLM::EngineCore` that a SIGKILL of the
 //! API server leaves holding the card, found and stopped by `teardown` while a bystander
-//! whose command line says "vllm serve" survives (§8, T2/T3).
+//! whose command line says "vllm serve" survives (T2, T3: docs/tripwires.md#t3).
 
 mod common;
 use common::*;

@@ -136,7 +136,7 @@ function chartCount(report) {
 
 const ENGINE_NAMES = { vllm: "vLLM", sglang: "SGLang", trtllm: "TensorRT-LLM" };
 
-/** report.md §5: "n passed" ("All n checks passed" when nothing else is shown) plus
+/** The Report's folded line (`Report::folded_line`): "n passed" ("All n checks passed" when nothing else is shown) plus
  * "; k does/do not apply to <engine>"; null when nothing is folded. */
 function foldedLine(report) {
   const n = (s) => report.checks.filter((c) => c.status === s).length;

@@ -29,6 +29,7 @@ use anyhow::{bail, Context, Result};
 
 mod browser;
 mod checks;
+mod cites;
 mod demo;
 mod first_paint;
 mod fleet;

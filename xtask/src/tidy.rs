@@ -80,6 +80,7 @@ pub(crate) fn tidy() -> Result<()> {
     for f in &findings {
         eprintln!("{}:{}: {}: {}", f.file, f.line, f.rule, f.detail);
     }
+    crate::cites::check(&top)?;
     if !findings.is_empty() {
         bail!(
             "tidy: {} broken invariant(s) (see ARCHITECTURE.md, \"Architecture invariants\")",
@@ -236,7 +237,7 @@ fn check_file(rel: &str, text: &str) -> Vec<Finding> {
 }
 
 /// A string passed straight to `.set(` or `.with(`: a check's evidence key, whose names
-/// checks.md fixes (some equal a document's key, as T2's `left_after_the_server_stopped`).
+/// the checks fix (some equal a document's key, as T2's `left_after_the_server_stopped`).
 fn is_evidence_key(tokens: &[Token], i: usize) -> bool {
     tokens[..i]
         .iter()

@@ -11,7 +11,7 @@ use crate::{cargo, ensure_wasm_target, root, run};
 //
 // Every tool comes from crates.io, npm or Debian, pinned, and is installed only when it is
 // missing (or at another version); nothing is downloaded at build time (trunk runs
-// offline). See ../shared/notes/offline-wasm-build.md for why each pin is what it is.
+// offline). Each pin's reason is written beside it.
 
 /// trunk: 0.22 needs a newer rustc than the project's.
 pub(crate) const TRUNK: &str = "0.21.14";

@@ -190,13 +190,13 @@ pub fn series(args: SeriesArgs) -> Result<i32, Exit> {
     } else if let Some(p) = &args.snapshot {
         match snapshot_arg(p) {
             Ok(snap) => {
-                let (r, n) = rules::t14_null_block::check(&s, &snap);
-                usable_blocks = n;
-                results.push(r);
+                let steps = analyzer::blocks::GaugeSteps::read(&s, &snap);
+                usable_blocks = steps.usable_blocks();
+                results.push(rules::t14_null_block::judge(&steps));
             }
             Err(e) => {
                 note(&e.to_string());
-                results.push(analysis::unknown_for(Tripwire::NullBlock, &e));
+                results.push(rules::absent::unusable(Tripwire::NullBlock, &e));
             }
         }
     }
@@ -236,14 +236,9 @@ pub fn check_log(args: CheckLogArgs) -> Result<i32, Exit> {
     if let Some(n) = logs.first().and_then(|l| l.facts.untested_version_note()) {
         note(&n);
     }
-    let mut results = bootlog::check_logs(&logs, true);
+    let mut results = rules::runner::check_logs(&logs, true);
     for e in &unreadable {
-        for t in [
-            Tripwire::UnexplainedFailure,
-            Tripwire::LargeKvBlocks,
-            Tripwire::BackendIgnored,
-        ] {
-            let mut r = analysis::unknown_for(t, e);
+        for mut r in rules::runner::unreadable_log(e) {
             r.source = Some(e.file.clone());
             results.push(r);
         }

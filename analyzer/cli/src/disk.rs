@@ -311,8 +311,8 @@ pub struct FolderEntries {
     pub unnamed: Vec<String>,
 }
 
-/// Loads a run folder's files by role (formats.md §1.2), naming each file as the folder
-/// path as given joined with its name.
+/// Loads a run folder's files by role (docs/run-folder.md#discovery), naming each file as
+/// the folder path as given joined with its name.
 pub fn load_run_folder(dir: &Path) -> std::io::Result<RunInput> {
     load_run_folder_as(dir, &dir.display().to_string())
 }

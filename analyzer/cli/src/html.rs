@@ -1,4 +1,5 @@
-//! The report page `analyze` writes (report.md §9): one self-contained offline file.
+//! The report page `analyze` writes (docs/run-folder.md#report-html): one self-contained
+//! offline file.
 //!
 //! When the browser viewer has been built (`cargo xtask viewer`; see `build.rs`), the page
 //! is the viewer itself (its wasm inside) with the run's input files embedded, compressed

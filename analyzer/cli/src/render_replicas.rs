@@ -3,17 +3,8 @@
 //! router's count beside it when the router was read). Nothing for a single server.
 
 use analyzer::report::ReplicaReport;
+use analyzer::rules::registry::{self, Scope};
 use analyzer::rules::verdict::Status;
-use analyzer::rules::Tripwire;
-
-/// The tripwires each replica is judged on, in the table's column order.
-const COLUMNS: [Tripwire; 5] = [
-    Tripwire::SilentPreemption,
-    Tripwire::ConcurrencyNotReached,
-    Tripwire::FallingCeiling,
-    Tripwire::IntegerSecondTimer,
-    Tripwire::NullBlock,
-];
 
 /// A figure, or "?" when it is not known.
 fn figure(v: Option<f64>) -> String {
@@ -26,7 +17,7 @@ pub fn table(replicas: &[ReplicaReport], paint: &dyn Fn(&str, Status) -> String)
         return Vec::new();
     }
     let mut header: Vec<String> = vec!["replica".into(), "instance".into()];
-    header.extend(COLUMNS.iter().map(|t| t.id()));
+    header.extend(registry::judged_in(Scope::Replica).map(|t| t.id()));
     header.extend(["peak running", "preemptions", "served"].map(String::from));
     let with_router = replicas.iter().any(|r| r.router_served.is_some());
     if with_router {
@@ -43,7 +34,7 @@ pub fn table(replicas: &[ReplicaReport], paint: &dyn Fn(&str, Status) -> String)
                     None,
                 ),
             ];
-            for t in COLUMNS {
+            for t in registry::judged_in(Scope::Replica) {
                 let status = r.checks.iter().find(|c| c.tripwire == t).map(|c| c.status);
                 row.push(match status {
                     Some(s) => (s.icon().to_string(), Some(s)),
@@ -95,6 +86,7 @@ pub fn table(replicas: &[ReplicaReport], paint: &dyn Fn(&str, Status) -> String)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use analyzer::rules::Tripwire;
     use analyzer::CheckResult;
 
     #[test]

@@ -39,7 +39,8 @@ fn run_case(root: &Path, key: &str) -> Option<(Vec<CheckResult>, i32)> {
             };
             let a = analyze(&input, &opts).expect("analyze");
             // Every result counts: on the reference's folders T16 and T18 are not checked
-            // (no recorder's captures), so the status is what formats.md §8.3 says.
+            // (no recorder's captures), so the status is what the exit rule gives
+            // (docs/tripwires.md#exit-status).
             let code = exit_status(&a.report.checks, false, !a.errors.is_empty());
             Some((a.report.checks, code))
         }
@@ -53,7 +54,7 @@ fn run_case(root: &Path, key: &str) -> Option<(Vec<CheckResult>, i32)> {
                 })
                 .collect();
             let read = bootlog::read_logs(&logs, None);
-            let results = bootlog::check_logs(&read, true);
+            let results = rules::runner::check_logs(&read, true);
             let code = exit_status(&results, false, false);
             Some((results, code))
         }
@@ -80,10 +81,10 @@ fn run_case(root: &Path, key: &str) -> Option<(Vec<CheckResult>, i32)> {
                 .map_or(32, |i| parts[i + 1].parse().unwrap());
             let series = Series::read("s", &read_bytes(&s)).unwrap();
             let snap = Snapshot::read("p", &read_bytes(&p)).unwrap();
-            let (t14, n) = rules::t14_null_block::check(&series, &snap);
+            let steps = analyzer::blocks::GaugeSteps::read(&series, &snap);
             let results = vec![
-                t14,
-                rules::t09_falling_ceiling::check(&series, n),
+                rules::t14_null_block::judge(&steps),
+                rules::t09_falling_ceiling::check(&series, steps.usable_blocks()),
                 rules::t08_concurrency_not_reached::check(&series, requested, None),
             ];
             let code = exit_status(&results, false, false);

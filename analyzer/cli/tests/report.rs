@@ -1,4 +1,4 @@
-//! The report model on every recorded run folder: what limited the run (report.md §3.5),
+//! The report model on every recorded run folder: what limited the run,
 //! the account, the facts, and the data behind the charts checked against the inputs.
 
 #[path = "../../tests/common/mod.rs"]
@@ -439,8 +439,9 @@ fn chart_data_matches_the_inputs() {
     );
 }
 
-/// Every report's JSON carries each section, keys in the documented order (formats.md
-/// §8.2), every result as formats.md §8.1 shapes it, and nothing in it is NaN by accident.
+/// Every report's JSON carries each section, keys in the documented order
+/// (docs/run-folder.md#results-json), every result as a result object is shaped, and
+/// nothing in it is NaN by accident.
 #[test]
 fn every_folder_has_a_complete_json_report() {
     let Some(root) = common::recorded() else {

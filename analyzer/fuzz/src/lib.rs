@@ -256,7 +256,7 @@ fn bootlog(data: &[u8], engine: Engine) {
     let written = json::to_compact(&facts);
     assert!(json::parse(&written).is_ok(), "{written}");
     let logs = analyzer::bootlog::read_logs(&[("a".into(), t.clone().into_owned())], None);
-    let _ = analyzer::bootlog::check_logs(&logs, true);
+    let _ = analyzer::rules::runner::check_logs(&logs, true);
 }
 
 pub fn bootlog_vllm(data: &[u8]) {

@@ -1,7 +1,7 @@
-//! Load-tool result files (formats.md §6): vLLM's and TensorRT-LLM's JSON object, SGLang's
-//! JSON Lines, GuideLLM's `benchmarks.json` and AIPerf's `profile_export_aiperf.json`
-//! (recognised by their shape); and the untimed requests a client leaves out, counted from
-//! `load.log`.
+//! Load-tool result files (docs/run-folder.md#load-results): vLLM's and TensorRT-LLM's
+//! JSON object, SGLang's JSON Lines, GuideLLM's `benchmarks.json` and AIPerf's
+//! `profile_export_aiperf.json` (recognised by their shape); and the untimed requests a
+//! client leaves out, counted from `load.log`.
 
 mod aiperf;
 pub mod aiperf_records;
@@ -336,10 +336,10 @@ fn from_phases(tool: String, phases: Vec<Phase>, implausible: Vec<Implausible>) 
     }
 }
 
-/// Requests the client sent but left out of its result (formats.md §6.4): 1 for each
-/// initial test run (one per `vllm bench serve` of several load commands), plus N from the
-/// first "Warming up with N requests" and from the first "Warmup completed with N
-/// sequences".
+/// Requests the client sent but left out of its result (docs/run-folder.md#load-log): 1
+/// for each initial test run (one per `vllm bench serve` of several load commands), plus
+/// N from the first "Warming up with N requests" and from the first "Warmup completed
+/// with N sequences".
 pub fn untimed_requests(load_log: &str) -> i64 {
     let mut n = load_log.matches("Initial test run completed.").count() as i64;
     n += first_count(load_log, "Warming up with ", " requests");

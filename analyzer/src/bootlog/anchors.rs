@@ -1,5 +1,5 @@
-//! The fixed texts the boot-log rules look for (bootlog.md §2.1 anchors, §2.6 markers,
-//! §5 classifier texts), found with one Aho-Corasick automaton built once.
+//! The fixed texts the boot-log rules look for (the fields' anchors, the markers,
+//! the classifier's texts), found with one Aho-Corasick automaton built once.
 //!
 //! A log can be hundreds of megabytes and each line must be tested against some fifty
 //! anchors, so the whole text is searched in one pass ([`AnchorsByLine`]) and the matches
@@ -25,7 +25,7 @@ macro_rules! anchors {
 }
 
 anchors! {
-    // vLLM fields (§2.3)
+    // vLLM fields (`vllm.rs`)
     VllmInit => "Initializing a V1 LLM engine",
     NonDefault => "non-default args:",
     Potential => "attention backend out of potential backends",
@@ -44,7 +44,7 @@ anchors! {
     Consumed => "GiB for consumed memory",
     Compile => "torch.compile took",
     SpecDecode => "is not supported with spec-decode",
-    // SGLang fields (§2.4)
+    // SGLang fields (`sglang.rs`)
     ServerArgs => "server_args={",
     SgKv => "KV Cache is allocated.",
     SgLoad => "Load weight end.",
@@ -52,14 +52,14 @@ anchors! {
     SgCapped => "max_running_requests is capped to",
     SgLimits => "max_total_num_tokens=",
     SgDefault => "Attention backend not specified.",
-    // TensorRT-LLM fields (§2.5)
+    // TensorRT-LLM fields (`trtllm.rs`)
     TrtVersion => "TensorRT LLM version:",
     TrtPool => "for max tokens in paged KV cache",
     TrtPage => "tokens per block=",
     TrtLimits => "max_num_requests=",
     TrtLoad => "after loading weights (inside torch)",
     LlmArgs => "LLM Args:",
-    // Markers (§2.6, §2.7)
+    // Markers (readiness, compilation, counts the derived facts need)
     Drafter => "Loading drafter model",
     Eager => "Cudagraph is disabled under eager mode",
     NoGraphs => "'cudagraph_mode': <CUDAGraphMode.NONE:",
@@ -69,7 +69,7 @@ anchors! {
     Ready => "Application startup complete",
     Post => "\"POST /",
     RequestId => "request ID ",
-    // Failure classifier (§5)
+    // Failure classifier (`classify.rs`)
     Shutdown => "[shutdown]",
     QueueFull => "Request queue full - rejecting request",
     QueueOverflow => "QueueOverflowError",

@@ -1,9 +1,9 @@
-//! The failure classifier (bootlog.md §5): why the server died, and when.
+//! The failure classifier (docs/tripwires.md#classifier): why the server died, and when.
 //!
-//! One pass, constant state. The rules of §5.2 are tried in priority order, rule order
+//! One pass, constant state. The rules (`KINDS`) are tried in priority order, rule order
 //! beating line order; equivalently the failure is the earliest line of the best-ranked
 //! rule among the lines that count. Lines stop counting when a later served request shows
-//! the server survived them (§5.1 step 5): on each served line the candidates found so
+//! the server survived them (step 5 below): on each served line the candidates found so
 //! far are dropped, so no look-ahead is needed.
 
 use std::borrow::Cow;
@@ -55,7 +55,8 @@ pub(crate) struct Classifier<'t> {
     overflow: usize,
     first_rejection: Option<usize>,
     recent: VecDeque<Cow<'t, str>>,
-    /// The anchors some rule of §5.2 needs: a line with none of them is not considered.
+    /// The anchors some rule of `match_rules` needs: a line with none of them is not
+    /// considered.
     rule_anchors: AnchorSet,
 }
 

@@ -1,4 +1,4 @@
-//! Counts read from the raw text of a TensorRT-LLM log (bootlog.md §2.7 step 2): answered
+//! Counts read from the raw text of a TensorRT-LLM log (for the derived facts): answered
 //! requests (`"POST /PATH HTTP/VER" 200`) and pauses (`request ID N -> pause`).
 
 use regex::{Match, Regex};

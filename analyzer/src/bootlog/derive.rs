@@ -1,4 +1,5 @@
-//! Settings and facts derived after the scan (bootlog.md §2.7), in the spec's order.
+//! Settings and facts derived after the scan (docs/run-folder.md#boot-log), in a fixed
+//! order: a later fact may read an earlier one.
 
 use super::facts::Extras;
 use super::{trtllm, BootFacts};
@@ -56,7 +57,7 @@ fn given<'a>(d: &'a Json, key: &str) -> Option<&'a Json> {
     d.get(key).filter(|v| !v.is_null())
 }
 
-/// Applies §2.7 to the scanned facts; `text` is the whole raw log.
+/// Derives the facts from the scanned ones; `text` is the whole raw log.
 pub(crate) fn derive(f: &mut BootFacts, x: &Extras, engine: Option<Engine>, text: &str) {
     f.engine = engine;
     if x.compiled {
@@ -152,10 +153,10 @@ fn cpu_backend(f: &mut BootFacts, x: &Extras) {
 /// The CPU platform's attention backend for models that are not MLA.
 pub(crate) const CPU_ATTN: &str = "CPU_ATTN";
 
-/// vLLM's flag that sets the pool's block count. Like TensorRT-LLM's pool values (§6) it
-/// is not part of a start's identity: starts that differ only in it are compared, and
-/// T4/T11 report the pools it set and the memory beside them (a departure: the
-/// reference compares the whole dict, so such starts got no T4/T11 at all).
+/// vLLM's flag that sets the pool's block count. Like TensorRT-LLM's pool values
+/// (`trtllm.rs`) it is not part of a start's identity: starts that differ only in it are
+/// compared, and T4/T11 report the pools it set and the memory beside them (a departure:
+/// the reference compares the whole dict, so such starts got no T4/T11 at all).
 pub(crate) const POOL_OVERRIDE: &str = "num_gpu_blocks_override";
 
 /// A dict without the given keys (any other value as it is).
@@ -172,7 +173,7 @@ fn without_keys(d: &Json, keys: &[&str]) -> Json {
     }
 }
 
-/// A start's identity (§2.7, §6).
+/// A start's identity, what T4 and T11 group starts by (docs/tripwires.md#t4).
 fn config_args(f: &BootFacts) -> Option<Json> {
     if let Some(nda) = &f.non_default_args {
         return Some(without_keys(nda, &[POOL_OVERRIDE]));
@@ -252,7 +253,7 @@ mod tests {
         assert_eq!(f.untested_version_note(), None);
         let asked = cpu_log("'attention_backend': 'FLASH_ATTN'");
         let logs = crate::bootlog::read_logs(&[("boot.log".into(), asked)], None);
-        let t6 = crate::bootlog::check_logs(&logs, false)
+        let t6 = crate::rules::runner::check_logs(&logs, false)
             .into_iter()
             .find(|r| r.id() == "T6")
             .unwrap();
@@ -292,7 +293,7 @@ mod tests {
             )
         };
         let ids = |logs| -> Vec<(String, String)> {
-            crate::bootlog::check_logs(logs, false)
+            crate::rules::runner::check_logs(logs, false)
                 .into_iter()
                 .filter(|r| ["T4", "T11"].contains(&r.id().as_str()))
                 .map(|r| (r.id(), r.status.as_str().to_string()))
@@ -302,7 +303,7 @@ mod tests {
             "'num_gpu_blocks_override': 12",
             "'num_gpu_blocks_override': 16",
         );
-        let results = crate::bootlog::check_logs(&logs, false);
+        let results = crate::rules::runner::check_logs(&logs, false);
         let t11 = results.iter().find(|r| r.id() == "T11").unwrap();
         assert_eq!(t11.status, crate::rules::verdict::Status::Pass);
         assert_eq!(
@@ -318,7 +319,7 @@ mod tests {
             "'num_gpu_blocks_override': 12",
             "'num_gpu_blocks_override': 12",
         );
-        let same = crate::bootlog::check_logs(&logs, false);
+        let same = crate::rules::runner::check_logs(&logs, false);
         assert!(same.iter().all(|r| r.evidence(POOL_OVERRIDE).is_none()));
         assert_eq!(ids(&logs).len(), 2);
     }

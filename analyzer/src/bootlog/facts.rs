@@ -1,5 +1,5 @@
-//! The facts pass (bootlog.md §2.1–2.6): every field rule and marker tried on every line,
-//! in one pass, keeping only what the derived facts of §2.7 need afterwards.
+//! The facts pass (docs/run-folder.md#boot-log): every field rule and marker tried on
+//! every line, in one pass, keeping only what the derived facts (`derive`) need afterwards.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -19,7 +19,7 @@ struct Seen {
     keys: HashSet<String>,
 }
 
-/// Where the `LLM Args:` header search stands (§2.7).
+/// Where the `LLM Args:` header search stands (its settings follow on the next line).
 #[derive(Debug, Clone, PartialEq)]
 enum LlmArgs {
     Looking,
@@ -27,7 +27,7 @@ enum LlmArgs {
     Found(String),
 }
 
-/// What the scan leaves for the derived facts of §2.7.
+/// What the scan leaves for the derived facts (`derive`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Extras {
     /// SGLang's "Attention backend not specified" line was read.
@@ -153,7 +153,7 @@ impl FactsScan {
         self.raw_counts(v);
     }
 
-    /// Counts and markers read from the raw text (§2.7 step 2).
+    /// Counts and markers read from the raw text (`counts`).
     fn raw_counts(&mut self, v: &LineView<'_>) {
         if self.llm_args == LlmArgs::Looking
             && v.raw_has(Anchor::LlmArgs)
@@ -375,7 +375,7 @@ impl FactsScan {
     }
 }
 
-/// A running sum, rounded to 2 decimals after each addition (§2.2).
+/// A running sum, rounded to 2 decimals after each addition (`Policy::Sum`).
 fn add(sum: Option<f64>, x: f64) -> f64 {
     round_dp(sum.unwrap_or(0.0) + x, 2)
 }

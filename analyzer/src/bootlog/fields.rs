@@ -1,11 +1,12 @@
-//! The field table (bootlog.md §2.3–2.5): each field's anchor, value rule and repeat
-//! policy, in the order the tables give (which is the order fields are tried on a line).
+//! The field table (docs/run-folder.md#boot-log): each field's anchor, value rule and
+//! repeat policy, in the order the tables give (which is the order fields are tried on a
+//! line).
 
 use super::anchors::{Anchor, AnchorSet};
 use super::value::FieldValue;
 use super::{sglang, trtllm, vllm};
 
-/// What happens when a field is seen more than once (§2.2).
+/// What happens when a field is seen more than once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Policy {
     /// The last value holds; several distinct values are listed under `conflicts`.

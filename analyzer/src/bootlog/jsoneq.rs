@@ -1,6 +1,6 @@
-//! Comparing values the way the boot-log spec does (§2.2 repeated lines, §6 start
-//! identity): objects by their keys whatever the order, arrays in order, and integers,
-//! floats and booleans never equal to each other.
+//! Comparing boot-log values (a repeated field's values, two starts' identities): objects
+//! by their keys whatever the order, arrays in order, and integers, floats and booleans
+//! never equal to each other.
 
 use std::fmt::Write as _;
 

@@ -1,4 +1,4 @@
-//! Short names for logs given together (bootlog.md §6 "Labels").
+//! Short names for logs given together: each path's shortest tail that tells them apart.
 
 /// A path's components: empty and `.` components dropped; an absolute path's root is a
 /// component of its own.

@@ -1,5 +1,6 @@
-//! Preparing one line for matching (bootlog.md §1.3–1.4): ANSI escapes removed, the vLLM
-//! process prefix recognised, and the character classes the rules are written in.
+//! Preparing one line for matching (docs/run-folder.md#boot-log): ANSI escapes removed,
+//! the vLLM process prefix recognised, and the character classes the rules are written
+//! in.
 
 use std::borrow::Cow;
 
@@ -80,7 +81,8 @@ fn digits(s: &str) -> usize {
     s.bytes().take_while(u8::is_ascii_digit).count()
 }
 
-/// Reads the vLLM prefix (§1.4). `None` when the line does not start with a process tag.
+/// Reads the vLLM prefix (`(EngineCore pid=164098) INFO 09-07 23:15:06 [x.py:1] `).
+/// `None` when the line does not start with a process tag.
 pub(crate) fn vllm_tag(line: &str) -> Option<Tag<'_>> {
     let s = line.strip_prefix('(')?;
     let first = s.chars().next()?;

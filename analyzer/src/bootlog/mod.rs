@@ -1,5 +1,6 @@
-//! Boot logs: the facts of each start (bootlog.md §1–2), the failure classifier (§5),
-//! the per-log tripwires T5, T6, T7, T12 and the comparison of starts T4, T11.
+//! Boot logs (docs/run-folder.md#boot-log): the facts of each start, the failure
+//! classifier, and which starts share their settings (the rules that judge them are in
+//! `rules/`: T4–T7, T11, T12).
 //!
 //! The public types and functions below are the contract the rest of the analyzer uses.
 //! The work is split by job: `scan` walks the lines once (`lines` prepares each line,
@@ -7,18 +8,17 @@
 //! (value rules in `vllm`, `sglang`, `trtllm`, written with the patterns of `pat`, giving
 //! a `value`; Python literals in `pylit`, stamps and counts in `stamps` and `counts`);
 //! `derive` computes the settings and derived facts;
-//! `classify` is the failure classifier; `checks` gives T5/T6/T7/T12, `compare` T4/T11;
+//! `classify` is the failure classifier; `compare` groups starts with the same settings;
 //! `record` writes the facts record; `labels` names logs given together.
 
 mod anchors;
-mod checks;
 mod classify;
 mod compare;
 mod counts;
-mod derive;
+pub(crate) mod derive;
 mod facts;
 mod fields;
-mod jsoneq;
+pub(crate) mod jsoneq;
 mod labels;
 mod lines;
 mod pat;
@@ -31,9 +31,10 @@ mod trtllm;
 mod value;
 mod vllm;
 
+pub use compare::groups;
+
 use crate::engine::{engine_from_log, Engine};
 use crate::json::Json;
-use crate::rules::verdict::CheckResult;
 
 /// One unparsed line: an anchor was present but the value did not parse.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,7 +55,7 @@ impl Unparsed {
     }
 }
 
-/// The server's own limit on running requests (checks.md §3.1).
+/// The server's own limit on running requests (T8 names it: docs/tripwires.md#t8).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunningCap {
     /// The limit it runs with.
@@ -69,7 +70,7 @@ pub struct RunningCap {
     pub from_max_num_seqs: bool,
 }
 
-/// Everything a boot log says (bootlog.md §2.9), plus derived facts.
+/// Everything a boot log says (its facts record, `record.rs`), plus derived facts.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BootFacts {
     pub engine: Option<Engine>,
@@ -113,7 +114,7 @@ pub struct BootFacts {
     /// Field id → every distinct value seen, in order of first appearance.
     pub conflicts: Vec<(String, Vec<Json>)>,
     pub lines: usize,
-    /// A start's identity for T4/T11 (bootlog.md §2.7, §6).
+    /// A start's identity for T4/T11 (docs/tripwires.md#t4).
     pub config_args: Option<Json>,
     /// Seconds from the first to the last stamped line up to the ready line.
     pub boot_seconds: Option<f64>,
@@ -163,7 +164,8 @@ impl BootFacts {
         }
         args.get("capacity_scheduler_policy").and_then(Json::as_str)
     }
-    /// The running cap of checks.md §3.1, first match wins.
+    /// The running cap: the limit the engine printed, else vLLM's non-default
+    /// `max_num_seqs`.
     ///
     /// `requested_running` is set only when the engine printed a lower limit than the one
     /// it was started with (the "lowered its limit" case).
@@ -189,7 +191,7 @@ impl BootFacts {
             _ => None,
         }
     }
-    /// The untested-version note of §2.10, when the version is not a tested series.
+    /// The untested-version note, when the version is not a tested series.
     pub fn untested_version_note(&self) -> Option<String> {
         let version = self.version()?;
         let engine = self.engine.unwrap_or(Engine::Vllm);
@@ -205,7 +207,7 @@ impl BootFacts {
     }
 }
 
-/// A failure found by the classifier (bootlog.md §5).
+/// A failure found by the classifier (docs/tripwires.md#classifier).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
     pub kind: String,
@@ -220,7 +222,7 @@ pub struct Failure {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Classification {
     pub failure: Option<Failure>,
-    /// Admission-control rejections set aside (§5.1 step 6).
+    /// Admission-control rejections set aside (never a failure).
     pub rejections: usize,
     pub first_rejection_lineno: Option<usize>,
     /// The worst error a later served request set aside (step 5): not a failure by
@@ -232,7 +234,7 @@ pub struct Classification {
 /// One boot log read and classified.
 #[derive(Debug, Clone)]
 pub struct BootLog {
-    /// The short name used in messages and evidence (§6 labels).
+    /// The short name used in messages and evidence (`labels`).
     pub label: String,
     pub facts: BootFacts,
     pub classification: Classification,
@@ -262,19 +264,19 @@ pub fn read_facts(text: &str, named: Option<Engine>) -> BootFacts {
     finish(facts, text, named)
 }
 
-/// Classifies one log (§5).
+/// Classifies one log (`classify`).
 pub fn classify(text: &str) -> Classification {
     let mut cls = classify::Classifier::new();
     scan::each_line(text, |v| cls.line(v));
     cls.end()
 }
 
-/// Short, distinct labels for several log paths (§6 "Labels").
+/// Short, distinct labels for several log paths.
 pub fn labels(paths: &[String]) -> Vec<String> {
     labels::labels(paths)
 }
 
-/// Reads and classifies logs given as (path, text); labels per §6.
+/// Reads and classifies logs given as (path, text), each with its label.
 pub fn read_logs(logs: &[(String, String)], named: Option<Engine>) -> Vec<BootLog> {
     let paths: Vec<String> = logs.iter().map(|(p, _)| p.clone()).collect();
     labels(&paths)
@@ -289,36 +291,4 @@ pub fn read_logs(logs: &[(String, String)], named: Option<Engine>) -> Vec<BootLo
             }
         })
         .collect()
-}
-
-/// Per-log results in the order of §9 (classifier T12/T7, admission T7 pass, T5, T6,
-/// and with `with_unparsed` the extra T12 unknown), each prefixed and sourced by the
-/// log's label when there are several logs; then T4 results, then T11 results.
-///
-/// Every per-log result names its log in `source` (formats.md §8.1), a single log too;
-/// only the message prefix is kept for several logs.
-pub fn check_logs(logs: &[BootLog], with_unparsed: bool) -> Vec<CheckResult> {
-    let several = logs.len() > 1;
-    let mut out = Vec::new();
-    for log in logs {
-        let mut results = checks::classifier_results(log);
-        results.push(checks::t5(&log.facts));
-        results.push(checks::t6(&log.facts));
-        if with_unparsed {
-            results.extend(checks::unparsed(&log.facts));
-        }
-        for mut r in results {
-            if several {
-                r.message = format!("{}: {}", log.label, r.message);
-            }
-            r.source = Some(log.label.clone());
-            out.push(r);
-        }
-    }
-    if several {
-        let (groups, not_compared) = compare::groups(logs);
-        out.extend(groups.iter().map(|g| compare::t4(logs, g, &not_compared)));
-        out.extend(groups.iter().map(|g| compare::t11(logs, g, &not_compared)));
-    }
-    out
 }

@@ -1,9 +1,9 @@
-//! The value rules' patterns (bootlog.md §2.1): regular expressions compiled once, and the
+//! The value rules' patterns: regular expressions compiled once, and the
 //! conversions of what they capture.
 //!
 //! A rule is searched for anywhere in the line and the leftmost match wins, as the
 //! reference reads them. A run in a pattern is never followed by a character of its own
-//! class, so a match always takes the whole run, as the spec's rules read. Converting the
+//! class, so a match always takes the whole run. Converting the
 //! captures comes after a match: a capture that does not convert (`1.2.3`) makes the line
 //! unparsed rather than trying further on.
 //!

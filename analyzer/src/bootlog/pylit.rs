@@ -1,4 +1,4 @@
-//! A reader for Python literals (bootlog.md §2.8): the `repr` of the argument dicts that
+//! A reader for Python literals: the `repr` of the argument dicts that
 //! vLLM and SGLang print at start-up.
 //!
 //! Accepted: dicts, lists, tuples, sets, strings in single or double quotes with backslash

@@ -1,19 +1,20 @@
-//! The facts record of bootlog.md §2.9 (`boot-facts --json`, the Report's `facts`): a
-//! boot log's facts are written as this record, keys in the spec's order.
+//! The facts record (`boot-facts --json`, the Report's `facts`;
+//! docs/run-folder.md#boot-log): a boot log's facts are written as this record, keys in a
+//! fixed order.
 
 use serde::{Serialize, Serializer};
 
 use super::{BootFacts, Unparsed};
 use crate::json::{ordered_map, Json};
 
-/// Written as the facts record of bootlog.md §2.9 (the derived facts stay out of it).
+/// Written as the facts record (the derived facts stay out of it).
 impl Serialize for BootFacts {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         FactsRecord::of(self).serialize(s)
     }
 }
 
-/// The record's layout: every field as [`BootFacts`] holds it, in the spec's order.
+/// The record's layout: every field as [`BootFacts`] holds it, in the record's order.
 #[derive(Serialize)]
 struct FactsRecord<'a> {
     engine: Option<&'static str>,

@@ -45,7 +45,7 @@ impl LineView<'_> {
         Some((&self.clean[tag.name.clone()], &self.clean[tag.pid.clone()]))
     }
 
-    /// The clean line without its vLLM prefix (§1.4).
+    /// The clean line without its vLLM prefix (`lines::vllm_tag`).
     pub(crate) fn body(&self) -> &str {
         &self.clean[self.body..]
     }

@@ -1,4 +1,4 @@
-//! SGLang's boot-log lines (bootlog.md §2.4). Sizes are printed in `GB` and kept as printed.
+//! SGLang's boot-log lines. Sizes are printed in `GB` and kept as printed.
 
 use super::pat::{count, decimal, decimal_value, dict_value, groups, rule, to_f64, to_i64, word};
 use super::value::FieldValue;

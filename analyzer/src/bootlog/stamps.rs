@@ -1,4 +1,4 @@
-//! Time stamps `MM-DD HH:MM:SS` for the start-up seconds (bootlog.md §2.7 "boot seconds").
+//! Time stamps `MM-DD HH:MM:SS` for the start-up seconds (the facts' `boot_seconds`).
 
 use super::lines::{word_at, word_before};
 

@@ -1,5 +1,5 @@
-//! TensorRT-LLM's boot-log lines (bootlog.md §2.5), its `LLM Args` settings line (§2.7)
-//! and the start identity without pool-derived values (§6, README departure 4).
+//! TensorRT-LLM's boot-log lines, its `LLM Args` settings line and the start identity
+//! without pool-derived values (a departure from the reference: docs/tripwires.md#t4).
 
 use std::sync::LazyLock;
 
@@ -109,7 +109,7 @@ static SETTING_RULES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         .collect()
 });
 
-/// The settings object TensorRT-LLM's `llm_args` line gives (§2.7): the line itself,
+/// The settings object TensorRT-LLM's `llm_args` line gives: the line itself,
 /// `model` when the line starts with `model='…'`, and each setting found, as text.
 pub(crate) fn settings(llm_args: &str) -> Json {
     let mut pairs = vec![("llm_args".to_string(), Json::Str(llm_args.to_string()))];

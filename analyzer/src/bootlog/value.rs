@@ -1,4 +1,4 @@
-//! A field's converted value (bootlog.md §2.3–2.5): what a value rule gives and what the
+//! A field's converted value: what a value rule gives and what the
 //! facts pass records. A leaf: the engines' rule files build these values and the field
 //! table hands them on, neither importing the other.
 

@@ -1,4 +1,4 @@
-//! vLLM's boot-log lines (bootlog.md §2.3): one function per field's value rule. Each
+//! vLLM's boot-log lines: one function per field's value rule. Each
 //! returns `None` when the rule does not match or its text does not convert.
 
 use super::pat::{

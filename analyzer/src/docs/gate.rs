@@ -1,7 +1,7 @@
-//! `gate.json` (`inferlint.gate/1`, recorder.md §9.2): the clear-card readings before a
-//! server is started (`record --serve`, `gpu-inspect -o`), and the parts it shares with
-//! `teardown.json` and the manifest: a reading, a server process, a card's facts.
-//! The rule that judges the readings is T2's (`rules::t02_orphaned_engine`).
+//! `gate.json` (`inferlint.gate/1`, docs/run-folder.md#gate): the clear-card readings
+//! before a server is started (`record --serve`, `gpu-inspect -o`), and the parts it
+//! shares with `teardown.json` and the manifest: a reading, a server process, a card's
+//! facts. The rule that judges the readings is T2's (`rules::t02_orphaned_engine`).
 
 use serde::{Deserialize, Serialize};
 
@@ -9,7 +9,7 @@ use super::Document;
 use crate::engine::Engine;
 
 /// One clear-card reading, written as `[elapsed s, MiB used or null, live servers]`
-/// (recorder.md §7.2).
+/// (the clear-card rule's: docs/tripwires.md#t2).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(from = "(f64, Option<i64>, u32)", into = "(f64, Option<i64>, u32)")]
 pub struct Reading {
@@ -37,8 +37,8 @@ impl From<Reading> for (f64, Option<i64>, u32) {
     }
 }
 
-/// A live server process (recorder.md §8.1): `gate.json`'s `servers`, `teardown.json`'s
-/// `left_alone`.
+/// A live server process (as `recorder/src/procs.rs` recognises one): `gate.json`'s
+/// `servers`, `teardown.json`'s `left_alone`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerProcess {
     pub pid: i32,
@@ -46,7 +46,7 @@ pub struct ServerProcess {
     pub argv: Vec<String>,
 }
 
-/// One card as `nvidia-smi` lists it (recorder.md §7.1); `None`: not reported.
+/// One card as `nvidia-smi` lists it; `None`: not reported.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Gpu {

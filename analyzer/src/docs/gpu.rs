@@ -10,8 +10,9 @@
 //!  "temp_c": 71.0, "util_pct": 97.0, "reasons": ["sw_power_cap"]}
 //! ```
 //!
-//! The file name is chosen so that no other discovery pattern (formats.md §1.2) matches
-//! it: it is not a `*.series.jsonl`, and it is never taken for a load-tool result.
+//! The file name is chosen so that no other discovery pattern
+//! (docs/run-folder.md#discovery) matches it: it is not a `*.series.jsonl`, and it is
+//! never taken for a load-tool result.
 
 use serde::{Deserialize, Serialize};
 

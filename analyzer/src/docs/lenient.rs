@@ -1,12 +1,13 @@
-//! Field readers for the places the spec reads leniently (`#[serde(deserialize_with)]`):
-//! a clock written as a float, a series header field of the wrong type.
+//! Field readers for the places documents are read leniently
+//! (`#[serde(deserialize_with)]`): a clock written as a float, a series header field of
+//! the wrong type.
 
 use serde::de::{DeserializeOwned, Error};
 use serde::{Deserialize, Deserializer};
 
 use crate::json::{self, Json};
 
-/// An integer or null; a float is truncated (formats.md §2.1 `t_mono_ns`, §3.3).
+/// An integer or null; a float is truncated (a snapshot's or a series row's `t_mono_ns`).
 pub fn int_trunc<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     match Json::deserialize(d)? {
         Json::Null => Ok(None),
@@ -17,7 +18,7 @@ pub fn int_trunc<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Erro
 }
 
 /// The value when it has the expected type, else none: a series header is whatever
-/// object carries `schema`, and its other keys are read only when usable (formats.md §3.1).
+/// object carries `schema`, and its other keys are read only when usable.
 pub fn or_none<'de, D: Deserializer<'de>, T: DeserializeOwned>(
     d: D,
 ) -> Result<Option<T>, D::Error> {

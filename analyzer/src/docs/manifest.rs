@@ -1,7 +1,7 @@
-//! `manifest.json` (`inferlint.run/1`, recorder.md §9.2): how far a recorded run got, its
-//! commands, engine, address, server version, requested concurrency and load client.
-//! Written at the first step and rewritten as the run goes; every key is optional when
-//! read, so a manifest cut short (or from an older recorder) still reads.
+//! `manifest.json` (`inferlint.run/1`, docs/run-folder.md#manifest): how far a recorded
+//! run got, its commands, engine, address, server version, requested concurrency and load
+//! client. Written at the first step and rewritten as the run goes; every key is optional
+//! when read, so a manifest cut short (or from an older recorder) still reads.
 
 use serde::{Deserialize, Serialize};
 
@@ -38,7 +38,8 @@ pub enum Exit {
 }
 
 keywords! {
-    /// Whether the listening socket was proven to be the launched server's (recorder.md §3.7).
+    /// Whether the listening socket was proven to be the launched server's (T13,
+    /// docs/tripwires.md#t13).
     pub enum Ownership {
         Verified = "verified",
         Unverified = "unverified",
@@ -88,7 +89,7 @@ pub struct ServerVersion {
 }
 
 keywords! {
-    /// A load client the recorder recognises (recorder.md §3.4).
+    /// A load client the recorder recognises (`recorder/src/load.rs`).
     pub enum Client {
         Vllm = "vllm",
         Sglang = "sglang",
@@ -107,7 +108,8 @@ pub struct Load {
     pub argv_given: Vec<String>,
     /// The vector run: the given one plus the save flags appended.
     pub argv_run: Vec<String>,
-    /// None: no recognised client, so `load.log` is not counted (formats.md §6.4).
+    /// None: no recognised client, so `load.log` is not counted
+    /// (docs/run-folder.md#load-log).
     pub client: Option<Client>,
     pub appended: Vec<String>,
     pub exit: Option<i32>,
@@ -139,7 +141,7 @@ pub struct LoadRun {
     pub result: Option<BenchResult>,
 }
 
-/// The requested concurrency (checks.md §1.6).
+/// The requested concurrency (T8's order of sources: docs/tripwires.md#t8).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Requested {
@@ -185,7 +187,7 @@ keywords! {
 }
 
 keywords! {
-    /// The step a run ended at (recorder.md §3.3).
+    /// The step a run ended at (the steps of `record`: `recorder/src/record/mod.rs`).
     pub enum Stage {
         Engine = "engine",
         Platform = "platform",

@@ -1,9 +1,9 @@
 //! The run folder's documents, defined once: every file name, every schema tag, and one
 //! typed serde struct per document the recorder writes and the analyzer reads
-//! (recorder.md §9.2, formats.md §2.1 and §3). Fields are declared in the order the spec
-//! gives, because serde writes them in declaration order.
+//! (docs/run-folder.md). Fields are declared in the order the files give them, because
+//! serde writes them in declaration order.
 //!
-//! Reading is lenient where the spec asks it to be: strict UTF-8, Python's `NaN` and
+//! Reading is lenient where the files need it to be: strict UTF-8, Python's `NaN` and
 //! `Infinity` accepted, unknown keys ignored, missing optional keys defaulted; a syntax
 //! error names its line, a wrong type names its key path, a wrong `schema` is refused.
 //! Writing goes through serde_json with Python's separators: one-space indent and a final
@@ -40,18 +40,18 @@ pub use series::{Row, SeriesHeader};
 pub use snapshot::SnapshotDoc;
 pub use teardown::Teardown;
 
-/// The server's output (`bootlog.md`).
+/// The server's output (docs/run-folder.md#boot-log).
 pub const BOOT_LOG: &str = "boot.log";
-/// Metrics just before the load (formats.md §2).
+/// Metrics just before the load (docs/run-folder.md#snapshots).
 pub const BEFORE_SNAPSHOT: &str = "before.snapshot.json";
 /// Metrics just after the load.
 pub const AFTER_SNAPSHOT: &str = "after.snapshot.json";
-/// The gauges sampled during the load (formats.md §3).
+/// The gauges sampled during the load (docs/run-folder.md#series).
 pub const SERIES: &str = "run.series.jsonl";
 /// The cards' clocks, power, temperature and throttle reasons sampled during the load
 /// (`gpu.rs`, T16). Matches no other discovery pattern.
 pub const GPU_SAMPLES: &str = "gpu.samples.jsonl";
-/// `vllm bench serve`'s or TensorRT-LLM's client result (formats.md §6).
+/// `vllm bench serve`'s or TensorRT-LLM's client result (docs/run-folder.md#load-results).
 pub const BENCH_JSON: &str = "bench.json";
 /// SGLang's client result, one line per run.
 pub const BENCH_JSONL: &str = "bench.jsonl";
@@ -95,18 +95,19 @@ pub const FLEET: &str = "fleet.json";
 pub const REPLICAS_DIR: &str = "replicas";
 /// The subfolder holding the router's own metrics (snapshots under their usual names).
 pub const ROUTER_DIR: &str = "router";
-/// The recorder's documents (recorder.md §9.2).
+/// The recorder's documents (docs/run-folder.md#recorder-documents).
 pub const MANIFEST: &str = "manifest.json";
 pub const GATE: &str = "gate.json";
 pub const PROBE: &str = "probe.json";
 pub const TEARDOWN: &str = "teardown.json";
 pub const PROCESSES: &str = "processes.json";
-/// The Report `inferlint analyze` writes (formats.md §8.2); never read back.
+/// The Report `inferlint analyze` writes (docs/run-folder.md#results-json); never read
+/// back.
 pub const RESULTS: &str = "results.json";
-/// The human report `inferlint analyze` writes (report.md).
+/// The human report `inferlint analyze` writes (docs/run-folder.md#report-html).
 pub const REPORT: &str = "report.html";
 
-/// How every snapshot file's name ends (formats.md §1.2).
+/// How every snapshot file's name ends (docs/run-folder.md#discovery).
 pub const SNAPSHOT_SUFFIX: &str = ".snapshot.json";
 /// How every series file's name ends.
 pub const SERIES_SUFFIX: &str = ".series.jsonl";

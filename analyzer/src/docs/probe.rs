@@ -1,4 +1,4 @@
-//! `probe.json` (`inferlint.probe/1`, recorder.md §6 and §9.2): the live probe's request,
+//! `probe.json` (`inferlint.probe/1`, docs/run-folder.md#probe): the live probe's request,
 //! every reply, the health check after the burst, and the outcome T7's rule gives on them
 //! (`rules::t07_crash_after_ready::outcome`).
 
@@ -17,7 +17,7 @@ pub struct ProbeRequest {
     pub concurrency: usize,
 }
 
-/// One reply (recorder.md §6 step 3). A 503 that is not good is a rejection.
+/// One reply. A 503 that is not good is a rejection.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Reply {

@@ -1,6 +1,6 @@
-//! `processes.json` (`inferlint.processes/1`, recorder.md §9.2): the launched server's
-//! process tree at readiness and at the stop. No check reads it; `teardown --run DIR` uses
-//! it to recognise the run's processes.
+//! `processes.json` (`inferlint.processes/1`, docs/run-folder.md#processes): the launched
+//! server's process tree at readiness and at the stop. No check reads it; `teardown --run
+//! DIR` uses it to recognise the run's processes.
 
 use serde::{Deserialize, Serialize};
 
@@ -20,7 +20,7 @@ pub struct Process {
     pub state: char,
     pub comm: String,
     pub argv: Vec<String>,
-    /// The engine when the process is a server process (recorder.md §8.1).
+    /// The engine when the process is a server process (`recorder/src/procs.rs`).
     pub engine: Option<Engine>,
 }
 

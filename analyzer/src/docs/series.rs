@@ -1,6 +1,7 @@
-//! A series file's lines (`inferlint.series/1`, formats.md §3): the header and one sample
-//! row per reading. The row's field names are the column names, declared once here and
-//! shared by the analyzer's reader (its fast path included) and the recorder's writer.
+//! A series file's lines (`inferlint.series/1`, docs/run-folder.md#series): the header
+//! and one sample row per reading. The row's field names are the column names, declared
+//! once here and shared by the analyzer's reader (its fast path included) and the
+//! recorder's writer.
 
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -10,7 +11,7 @@ use crate::engine::Engine;
 
 /// The first line: what was read, how often, and which engine's names the rows used.
 /// Any object with a `schema` key is a header; its other keys are read only when they
-/// have the expected type (formats.md §3.1).
+/// have the expected type.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SeriesHeader {
     /// The server's base URL, without a path.
@@ -60,7 +61,7 @@ macro_rules! row {
 }
 
 row! {
-    /// One sample (formats.md §3.2). `None` means absent from that scrape.
+    /// One sample. `None` means absent from that scrape.
     #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
     pub struct Row {
         /// Midpoint wall time of the scrape, rounded to 6 decimals. Required.
@@ -142,7 +143,7 @@ impl Row {
 }
 
 /// A row with the columns its engine has, in order: a key missing from a row means the
-/// engine has no such series, `null` that it was absent from that scrape (formats.md §3.2).
+/// engine has no such series, `null` that it was absent from that scrape.
 struct EngineRow<'a> {
     row: &'a Row,
     engine: Engine,

@@ -1,7 +1,7 @@
-//! A snapshot file's JSON form (`inferlint.snapshot/1`, formats.md §2.1): one timed
-//! reading of a server's metrics, the Prometheus text kept as served. `schema`, `url`,
-//! `t_wall` and `text` are required; the monotonic clock and the latency may be missing
-//! or null (older recordings).
+//! A snapshot file's JSON form (`inferlint.snapshot/1`, docs/run-folder.md#snapshots):
+//! one timed reading of a server's metrics, the Prometheus text kept as served. `schema`,
+//! `url`, `t_wall` and `text` are required; the monotonic clock and the latency may be
+//! missing or null (older recordings).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,6 @@
-//! `teardown.json` (`inferlint.teardown/1`, recorder.md §9.2): how the server was stopped
-//! (`record --serve`, `teardown -o`): the signals sent, what was left, and the clear-card
-//! readings after the stop, which T2 judges.
+//! `teardown.json` (`inferlint.teardown/1`, docs/run-folder.md#teardown): how the server
+//! was stopped (`record --serve`, `teardown -o`): the signals sent, what was left, and
+//! the clear-card readings after the stop, which T2 judges.
 
 use serde::{Deserialize, Serialize};
 
@@ -69,7 +69,8 @@ pub struct Teardown {
     pub launched: Option<Launched>,
     pub signals: Vec<SignalRecord>,
     pub server_exit: Option<Exit>,
-    /// Owned PIDs still alive after the launched process exited (recorder.md §3.5 step 2).
+    /// Owned PIDs still alive after the launched process exited (the sweep after the
+    /// stop, `recorder/src/record/stop.rs`).
     pub left_after_the_server_stopped: Vec<i32>,
     /// Servers that were not this run's, left running.
     pub left_alone: Vec<ServerProcess>,

@@ -3,9 +3,9 @@
 //! replica is known. They take the single server's chart places in the Report, which a
 //! fleet folder's top level never fills, so the page draws them as it draws those.
 
-use super::align::on_grid;
 use super::replica::ReplicaRun;
 use crate::insights::charts::{ChartLine, TimeChart};
+use crate::series::align::on_grid;
 use crate::series::{Row, Series};
 
 /// One replica's gauge at each grid instant from `first` to `last`, held between its

@@ -4,28 +4,28 @@
 //! interval, from `fleet.json`, bounds what the readings can show: T8 says a shorter peak
 //! may not show, T10 says how far off its rate can be.
 
-mod align;
 mod charts;
 pub mod folder;
 mod replica;
-mod verdicts;
 
 pub use folder::{load as load_files, FleetFiles};
 pub use replica::ReplicaReport;
 
 use crate::bench::BenchResult;
+use crate::blocks::GaugeSteps;
+use crate::counters::Pair;
 use crate::docs::{self, Fleet};
 use crate::input::InputError;
 use crate::inputs::{InputFile, RunInput};
 use crate::insights::charts::TimeChart;
 use crate::plausible::{self, Implausible, Quantity};
-use crate::rules::t09_falling_ceiling::SATURATED;
-use crate::rules::t19_load_unbalanced::{self, Loaded, Saturation};
+use crate::rules::runner;
+use crate::rules::scope::{FleetScope, ReplicaScope, Share};
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
-use crate::series::{column, Field, Series};
+use crate::series::Series;
 use crate::snapshot::Snapshot;
-use replica::{ReplicaRun, Share};
+use replica::ReplicaRun;
 
 /// The router's counter of requests sent to each worker (`worker="http://host:port"`).
 pub const ROUTER_PROCESSED: &str = "vllm_router_processed_requests_total";
@@ -51,6 +51,8 @@ pub struct FleetContext<'a> {
     pub bench: Option<(&'a BenchResult, &'a str)>,
     /// Requests the load tool left out of its result (T15).
     pub expected_extra: i64,
+    /// The server was down before the load: the run's T8 and T15 already say so.
+    pub down: bool,
 }
 
 /// `fleet.json` with its seconds through the plausibility gate (a refused one is left out).
@@ -109,12 +111,23 @@ pub fn analyze(input: &RunInput, fleet_file: &InputFile, ctx: &FleetContext<'_>)
         requested,
         replicas: runs.len(),
     });
-    for run in &runs {
+    let scrape_of = |run: &ReplicaRun| {
         let listed = fleet.replicas.iter().find(|r| r.id == run.id);
-        let scrape = listed
+        listed
             .and_then(|r| r.scrape_interval_s)
-            .or(fleet.scrape_interval_s);
-        let checks = run.checks(share, scrape);
+            .or(fleet.scrape_interval_s)
+    };
+    let pairs: Vec<Option<Pair<'_>>> = runs.iter().map(ReplicaRun::pair).collect();
+    let steps: Vec<Option<GaugeSteps>> = runs.iter().map(ReplicaRun::gauge_steps).collect();
+    let scopes: Vec<ReplicaScope<'_>> = runs
+        .iter()
+        .zip(&pairs)
+        .zip(&steps)
+        .map(|((run, pair), steps)| run.scope(pair.as_ref(), steps.as_ref(), share, scrape_of(run)))
+        .collect();
+    let results: Vec<Vec<CheckResult>> = scopes.iter().map(runner::replica).collect();
+    for (run, checks) in runs.iter().zip(&results) {
+        let listed = fleet.replicas.iter().find(|r| r.id == run.id);
         let instance = listed.map(|r| r.instance.clone()).filter(|i| !i.is_empty());
         let t1 = checks
             .iter()
@@ -126,95 +139,29 @@ pub fn analyze(input: &RunInput, fleet_file: &InputFile, ctx: &FleetContext<'_>)
                 .and_then(|i| router.as_ref().and_then(|r| r.served(i))),
             instance,
             labels: listed.map(|r| r.labels.clone()).unwrap_or_default(),
-            scrape_interval_s: scrape,
+            scrape_interval_s: scrape_of(run),
             engine: run.engine().map(crate::engine::Engine::key),
             peak_running: run.series().and_then(Series::peak_running),
             preemptions: t1
                 .filter(|c| matches!(c.status, Status::Pass | Status::Fail))
                 .and_then(|c| c.evidence("preemptions")?.as_f64()),
             served: run.served(),
-            checks,
+            checks: checks.clone(),
         });
     }
-    let ids: Vec<&str> = runs.iter().map(|r| r.id.as_str()).collect();
-    let t1s: Vec<Option<&CheckResult>> = out
-        .replicas
-        .iter()
-        .map(|r| {
-            r.checks
-                .iter()
-                .find(|c| c.tripwire == Tripwire::SilentPreemption)
-        })
-        .collect();
-    out.checks.push(verdicts::t1(&ids, &t1s));
-    if let Some((result, file)) = ctx.bench {
-        out.checks
-            .push(verdicts::t15(&runs, result, file, ctx.expected_extra));
-    }
-    out.checks.push(verdicts::t8(
-        &runs,
-        ctx.requested,
-        fleet.step_s,
-        fleet.scrape_interval_s,
-    ));
-    let loaded: Vec<Loaded> = runs
-        .iter()
-        .zip(&out.replicas)
-        .map(|(run, rep)| loaded(run, rep))
-        .collect();
-    out.checks.push(t19_load_unbalanced::check(&loaded));
+    out.checks = runner::fleet(&FleetScope {
+        replicas: &scopes,
+        replica_results: &results,
+        requested: ctx.requested,
+        step_s: fleet.step_s,
+        scrape_s: fleet.scrape_interval_s,
+        bench: ctx.bench,
+        expected_extra: ctx.expected_extra,
+        down: ctx.down,
+    });
     out.charts = charts::per_replica(&runs, fleet.step_s, ctx.requested);
     out.engine = runs.iter().find_map(ReplicaRun::engine);
     out
-}
-
-/// A replica as T19 sees it: its peak running and whether it ran at its ceiling.
-fn loaded(run: &ReplicaRun, rep: &ReplicaReport) -> Loaded {
-    let series = run.series();
-    let refused = series
-        .and_then(|s| s.implausible_in(&[column::RUNNING, column::WAITING, column::KV_USAGE]));
-    let peak_running = match (series, refused, &run.series) {
-        (_, Some(bad), _) => Err(format!("an implausible value: {bad}")),
-        (Some(s), None, _) => s
-            .peak_running()
-            .ok_or_else(|| "its recording has no running readings".to_string()),
-        (None, _, Some(Err(e))) => Err(format!("unusable recording: {e}")),
-        (None, _, _) => Err("no recording".to_string()),
-    };
-    let t1 = rep
-        .checks
-        .iter()
-        .find(|c| c.tripwire == Tripwire::SilentPreemption);
-    let queued_full = series.filter(|_| refused.is_none()).and_then(|s| {
-        let usage = s.rows.values(Field::KvUsage);
-        s.rows
-            .values(Field::Waiting)
-            .zip(usage)
-            .filter_map(|(w, kv)| Some((w?, kv?)))
-            .filter(|(w, kv)| *w > 0.0 && *kv >= SATURATED)
-            .map(|(_, kv)| kv)
-            .reduce(f64::max)
-    });
-    let saturation = match (t1.map(|c| c.status), rep.preemptions, queued_full) {
-        (Some(Status::Fail), Some(n), _) => Saturation::Yes(crate::num::plural(n, "preemption")),
-        (Some(Status::Fail), None, _) => Saturation::Yes("it preempted".into()),
-        (_, _, Some(kv)) => Saturation::Yes(format!(
-            "requests waited with the cache {}% full",
-            crate::num::fixed(kv * 100.0, 0)
-        )),
-        (Some(Status::Pass), _, _) if series.is_some() => Saturation::No,
-        (Some(Status::Pass), _, _) => Saturation::Unknown("no recording".into()),
-        (_, _, _) => Saturation::Unknown(t1.map_or("no T1".to_string(), |c| c.message.clone())),
-    };
-    let peak_kv = series
-        .filter(|_| refused.is_none())
-        .and_then(|s| s.rows.values(Field::KvUsage).flatten().reduce(f64::max));
-    Loaded {
-        id: run.id.clone(),
-        peak_running,
-        peak_kv,
-        saturation,
-    }
 }
 
 /// The router's snapshots, for requests per worker.

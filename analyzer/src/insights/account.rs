@@ -1,5 +1,5 @@
-//! "What happened" (report.md §4): the plain account, the headline tiles, the test and
-//! setup facts; and the results' status note (§5).
+//! "What happened": the plain account, the headline tiles, the test and setup facts; and
+//! the results' status note.
 
 use crate::rules::Tripwire;
 use serde::Serialize;
@@ -12,7 +12,7 @@ use super::fact::Fact;
 use super::format::{clock_span, duration, wait_ms};
 use super::summary::Summary;
 
-/// A headline tile (report.md §4.2).
+/// A headline tile.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Tile {
     pub key: String,
@@ -45,7 +45,7 @@ fn ev(c: Option<&CheckResult>, key: &str) -> Option<f64> {
     c?.evidence(key)?.as_f64()
 }
 
-/// §4.1, a short paragraph.
+/// The plain account: a short paragraph of what the run did.
 pub fn account(
     engine: Engine,
     s: &Summary,
@@ -137,7 +137,7 @@ pub struct TileInputs<'a> {
     pub attention_block: Option<i64>,
 }
 
-/// §4.2, in order, each when its source exists.
+/// The headline tiles, in order, each when its source exists.
 pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
     let (engine, s, checks, requested, rejected, bench) = (
         inputs.engine,
@@ -255,7 +255,7 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
     out
 }
 
-/// §4.3 "The test".
+/// "The test": what the load asked for and what the load tool measured.
 pub fn test_facts(summary: &Summary, boot_seconds: Option<f64>, utc_offset_min: i32) -> Vec<Fact> {
     let mut out = Vec::new();
     if let Some(d) = summary.span {
@@ -331,7 +331,7 @@ pub fn test_facts(summary: &Summary, boot_seconds: Option<f64>, utc_offset_min: 
     out
 }
 
-/// What each missing tripwire needs (report.md §4.4), grouped in T-order.
+/// What each missing tripwire needs (docs/tripwires.md#left-out), grouped in T-order.
 pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>) {
     let has = |n: u8| {
         checks
@@ -422,7 +422,7 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
     (checked, lines)
 }
 
-/// §5 status note, only when something failed.
+/// The results' status note, only when something failed.
 pub fn status_note(checks: &[CheckResult], summary: &Summary) -> Option<String> {
     let failed: Vec<&CheckResult> = checks.iter().filter(|c| c.status == Status::Fail).collect();
     if failed.is_empty() {

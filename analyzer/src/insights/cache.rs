@@ -1,4 +1,4 @@
-//! The cache arithmetic of report.md §1: does the KV pool hold the load at full length?
+//! The cache arithmetic: does the KV pool hold the load at full length?
 
 use crate::bench::BenchResult;
 use crate::bootlog::BootFacts;

@@ -1,4 +1,4 @@
-//! The data behind every chart of the report (report.md §6, §7): the front ends draw
+//! The data behind every chart of the report (the Report's `charts`): the front ends draw
 //! these values and compute nothing. Each chart serializes as the Report writes it. Long
 //! time charts are reduced to what a screen shows ([`TimeChart::reduce`], `super::reduce`).
 
@@ -218,7 +218,7 @@ pub struct Charts {
     pub tokens: Option<TimeChart>,
     pub levels: Option<BarChart>,
     pub pools: Option<BarChart>,
-    /// GPU memory at start-up (shown with the server's facts, report.md §7).
+    /// GPU memory at start-up (shown with the server's facts).
     pub memory: Option<BarChart>,
     /// Each card's SM clock, power and temperature, throttle episodes shaded (T16).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1,4 +1,4 @@
-//! How the report writes durations, times and clock times (report.md §3.3, §4.1, §4.3).
+//! How the report writes durations, times and clock times.
 
 use crate::num::fixed;
 

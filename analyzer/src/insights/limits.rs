@@ -1,4 +1,4 @@
-//! "What limited this run" (report.md §3): at most three findings — the cache or the
+//! "What limited this run": at most three findings — the cache or the
 //! concurrency, the waiting, the pace — each computed from the inputs with its formula
 //! stated next to the code.
 
@@ -18,7 +18,7 @@ use super::cache::CacheMath;
 use super::format::wait_ms;
 use super::summary::Summary;
 
-/// One "what limited this run" finding (report.md §3).
+/// One "what limited this run" finding.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Limit {
     pub key: String,
@@ -156,7 +156,7 @@ pub fn build(inputs: &LimitInputs<'_>) -> Vec<Limit> {
     if let Some(p) = pace(inputs) {
         out.push(p);
     }
-    // At most three findings (report.md §3): this one only where there is room.
+    // At most three findings: this one only where there is room.
     if let Some(m) = missing_load(inputs.checks).filter(|_| out.len() < 3) {
         out.push(m);
     }
@@ -206,7 +206,7 @@ fn capitalise(s: &str) -> String {
     }
 }
 
-/// §3.1: need = n · A against the pool.
+/// The cache: need = n · A against the pool.
 fn cache_finding(
     c: &CacheMath,
     short: bool,
@@ -267,7 +267,7 @@ fn cache_finding(
     }
 }
 
-/// §3.3: the load tool's median and p99 time to first token, else the server's mean queue
+/// The waiting: the load tool's median and p99 time to first token, else the server's mean queue
 /// time.
 fn waiting(inputs: &LimitInputs<'_>, short: bool) -> Option<Limit> {
     let b = inputs.bench;
@@ -357,7 +357,7 @@ pub fn busy_average(series: &Series, t: &[f64]) -> Option<(f64, Option<f64>)> {
     (busy > 0.0).then(|| (weighted / busy, (tok_dt > 0.0).then(|| tok / tok_dt)))
 }
 
-/// §3.4: how many of the n requests were busy on average.
+/// The pace: how many of the n requests were busy on average.
 fn pace(inputs: &LimitInputs<'_>) -> Option<Limit> {
     let n = inputs.requested?;
     let nf = n as f64;

@@ -1,6 +1,6 @@
-//! Everything the report says beyond the verdicts (report.md): the run's figures, what
-//! limited it, the plain account, the facts, and the data behind every chart. All of it
-//! is arithmetic on the inputs; the formulas sit next to the code.
+//! Everything the report says beyond the verdicts (docs/run-folder.md#results-json): the
+//! run's figures, what limited it, the plain account, the facts, and the data behind
+//! every chart. All of it is arithmetic on the inputs; the formulas sit next to the code.
 
 pub mod account;
 pub mod cache;

@@ -1,4 +1,4 @@
-//! "The server that ran" (report.md §7): the first boot log's facts as the report lists
+//! "The server that ran": the first boot log's facts as the report lists
 //! them.
 
 use crate::bootlog::BootFacts;

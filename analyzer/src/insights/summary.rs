@@ -1,4 +1,4 @@
-//! The run's figures from counter deltas and the recording (report.md §1 "Summary").
+//! The run's figures from counter deltas and the recording (the Report's `summary`).
 //! Every figure is absent when its inputs are; a restart drops every snapshot figure.
 
 use crate::counters::{Pair, Restart};

@@ -1,10 +1,11 @@
 //! A small JSON value type with a lenient reader and an ordered writer.
 //!
 //! Why a reader of our own: the files we read are written by Python's `json`, which emits
-//! the bare tokens `NaN`, `Infinity` and `-Infinity` (formats.md §0); serde_json refuses
-//! them. Typed documents are read by parsing leniently into [`Json`] and deserializing
-//! from it with serde ([`from_json`]); everything we write goes through serde_json with
-//! Python's separators and float spelling ([`PyFormatter`]). Objects keep their key order.
+//! the bare tokens `NaN`, `Infinity` and `-Infinity` (docs/run-folder.md#reading);
+//! serde_json refuses them. Typed documents are read by parsing leniently into [`Json`]
+//! and deserializing from it with serde ([`from_json`]); everything we write goes through
+//! serde_json with Python's separators and float spelling ([`PyFormatter`]). Objects keep
+//! their key order.
 
 mod de;
 mod write;
@@ -13,7 +14,7 @@ pub use de::{from_json, DocError};
 pub use write::{ordered_map, to_compact, to_pretty, write_float, PyFormatter};
 
 /// A JSON value. Numbers remember whether they were written as integers, because the
-/// spec distinguishes `2` from `2.0` in places (start identity, evidence types).
+/// files distinguish `2` from `2.0` in places (start identity, evidence types).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Json {
     Null,
@@ -63,7 +64,8 @@ impl Json {
         }
     }
 
-    /// A JSON number truncated toward zero (formats.md §6.3). Non-finite floats give none.
+    /// A JSON number truncated toward zero (how a load tool's counts are read).
+    /// Non-finite floats give none.
     pub fn as_i64_trunc(&self) -> Option<i64> {
         match self {
             Json::Int(i) => Some(*i),

@@ -4,15 +4,14 @@
 //! row of the phase table. A phase the series does not cover is "can't tell" with the
 //! reason, never a pass. A result of one benchmark has no phases.
 
-mod rules;
-mod window;
-
 use serde::Serialize;
 
 use crate::bench::{BenchResult, Phase};
+use crate::rules::absent::{Gap, Input};
+use crate::rules::runner;
+use crate::rules::scope::{PhaseScope, RunScope};
 use crate::rules::verdict::{CheckResult, Status};
-
-pub use rules::Context;
+use crate::series::{window, Series};
 
 /// One phase's row: what it asked for, what the server ran, its checks and the worst.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -38,61 +37,65 @@ pub struct PhaseVerdict {
     pub status: Status,
 }
 
-/// What the phases are read against.
-pub struct PhaseInputs<'a> {
-    pub bench: &'a BenchResult,
-    pub series: Option<&'a crate::series::Series>,
-    /// Why there is no series to read, when there is none (its input error, the server
-    /// down before the load).
-    pub no_series: Option<String>,
-    pub cx: Context<'a>,
-}
-
 /// One verdict per phase of a sweep; empty when the result holds one benchmark.
-pub fn judge_all(inputs: &PhaseInputs<'_>) -> Vec<PhaseVerdict> {
-    if !inputs.bench.is_sweep() {
+pub fn judge_all(run: &RunScope<'_>) -> Vec<PhaseVerdict> {
+    let Some(bench) = run.bench_ok().filter(|b| b.is_sweep()) else {
         return Vec::new();
-    }
-    let t0 = inputs.series.and_then(|s| s.rows.first()).map(|r| r.t_wall);
-    inputs
-        .bench
+    };
+    // Why there is no series to read, when there is none to read.
+    let no_series = match (run.down, &run.series) {
+        (Some(d), _) => Some(format!(
+            "the server was down before the load started: {}",
+            d.reason
+        )),
+        (None, Input::Unusable(e)) => Some(format!("unusable input: {e}")),
+        (None, _) => None,
+    };
+    let series = run.series.present().filter(|_| no_series.is_none());
+    let t0 = series.and_then(|s| s.rows.first()).map(|r| r.t_wall);
+    bench
         .phases
         .iter()
         .enumerate()
-        .map(|(i, p)| judge_one(i + 1, p, inputs, t0))
+        .map(|(i, p)| judge_one(i + 1, p, run, bench, series, no_series.as_deref(), t0))
         .collect()
 }
 
 fn judge_one(
     index: usize,
     phase: &Phase,
-    inputs: &PhaseInputs<'_>,
+    run: &RunScope<'_>,
+    bench: &BenchResult,
+    series: Option<&Series>,
+    no_series: Option<&str>,
     t0: Option<f64>,
 ) -> PhaseVerdict {
     let on_axis = |t: Option<f64>| Some(t? - t0?);
-    let mut ran = None;
-    let checks = match (inputs.series, phase.start_wall.zip(phase.end_wall)) {
-        (None, _) => rules::unknown_all(&format!(
+    let cut = match (series, phase.start_wall.zip(phase.end_wall)) {
+        (None, _) => Err(format!(
             "the phase's window can't be read: {}",
-            inputs
-                .no_series
-                .as_deref()
-                .unwrap_or("the folder has no gauge series")
+            no_series.unwrap_or("the folder has no gauge series")
         )),
-        (Some(_), None) => rules::unknown_all(&format!(
+        (Some(_), None) => Err(format!(
             "{}'s result gives no start and end time for this phase, so its window on the \
              series is unknown",
-            inputs.cx.tool
+            bench.tool_name()
         )),
-        (Some(series), Some((start, end))) => match window::cut(series, start, end) {
-            Err(why) => rules::unknown_all(&why),
-            Ok(w) => {
-                ran = w.inner.peak_running();
-                rules::judge(phase, &w, &inputs.cx)
-            }
-        },
+        (Some(series), Some((start, end))) => window::cut(series, start, end),
     };
-    let mut checks = checks;
+    let ran = cut.as_ref().ok().and_then(|w| w.inner.peak_running());
+    let cx = PhaseScope {
+        phase,
+        window: match &cut {
+            Ok(w) => Input::Present(w),
+            Err(why) => Input::Missing(Gap::Phase(why.clone())),
+        },
+        engine: series.map_or(run.snapshot_engine, Series::engine),
+        facts: run.facts,
+        usable_blocks: run.usable_blocks(),
+        tool: bench.tool_name(),
+    };
+    let mut checks = runner::phase(&cx);
     if let Some(timing) = &phase.timing {
         for c in &mut checks {
             c.message = format!("{} ({timing})", c.message);
@@ -133,7 +136,8 @@ pub fn worst_phase(phases: &[PhaseVerdict]) -> Option<Status> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Engine;
+    use crate::inputs::RunInput;
+    use crate::rules::outcome::RunOutcome;
     use crate::series::{Row, Series};
 
     /// A reading every second from t = 100: running, and cumulative preemptions and
@@ -181,17 +185,11 @@ mod tests {
     }
 
     fn judge(b: &BenchResult, s: Option<&Series>) -> Vec<PhaseVerdict> {
-        judge_all(&PhaseInputs {
-            bench: b,
-            series: s,
-            no_series: None,
-            cx: Context {
-                engine: Engine::Vllm,
-                facts: None,
-                usable_blocks: None,
-                tool: "GuideLLM 0.8.1",
-            },
-        })
+        let (input, outcome) = (RunInput::default(), RunOutcome::default());
+        let mut cx = RunScope::empty(&input, &outcome);
+        cx.bench = Input::Present(b);
+        cx.series = s.map_or(Input::NotGiven, Input::Present);
+        judge_all(&cx)
     }
 
     fn statuses(p: &PhaseVerdict) -> Vec<(String, &'static str)> {
@@ -285,17 +283,12 @@ mod tests {
         assert!(p[0].checks[0].message.contains("does not cover the phase"));
         assert!(p[1].checks[0].message.contains("no start and end time"));
         // No series at all: each check says why.
-        let p = judge_all(&PhaseInputs {
-            bench: &b,
-            series: None,
-            no_series: Some("unusable input: run.series.jsonl: damaged".into()),
-            cx: Context {
-                engine: Engine::Vllm,
-                facts: None,
-                usable_blocks: None,
-                tool: "GuideLLM",
-            },
-        });
+        let (input, outcome) = (RunInput::default(), RunOutcome::default());
+        let damaged = crate::input::InputError::new("run.series.jsonl", None, "damaged");
+        let mut cx = RunScope::empty(&input, &outcome);
+        cx.bench = Input::Present(&b);
+        cx.series = Input::Unusable(&damaged);
+        let p = judge_all(&cx);
         assert!(p[0].checks[3].message.contains("run.series.jsonl: damaged"));
         assert_eq!(p[0].checks[3].status, Status::Unknown);
     }

@@ -161,6 +161,13 @@ impl Tripwire {
     }
 }
 
+/// The tripwires judged in `scope`, in number order.
+pub fn judged_in(scope: Scope) -> impl Iterator<Item = Tripwire> {
+    Tripwire::ALL
+        .into_iter()
+        .filter(move |t| t.judged_in(scope))
+}
+
 /// Every entry, in number order.
 pub fn all() -> &'static [Entry] {
     &ENTRIES

@@ -1,14 +1,178 @@
 //! T1: requests evicted from the KV cache and recomputed, counted or logged per engine
-//! (checks.md §2).
+//! (docs/tripwires.md#t1).
 
+use crate::bench::aiperf_server::{Reading, Seen};
 use crate::bootlog::BootFacts;
 use crate::counters::Pair;
 use crate::engine::Engine;
-use crate::num::plural;
+use crate::num::{plural, shortest};
 use crate::plausible;
+use crate::rules::absent::Judged;
+use crate::rules::scope::{FleetScope, PhaseScope, ReplicaScope, RunScope, ScrapeScope};
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
+use crate::series::window::Edges;
 use crate::series::{column, Field, Series};
+
+const T1: Tripwire = Tripwire::SilentPreemption;
+
+/// The whole run: the eviction counter between the snapshots (TensorRT-LLM: the log, else
+/// the paused gauge).
+pub fn run(cx: &RunScope<'_>) -> Judged {
+    Ok(check(
+        cx.snapshot_engine,
+        cx.pair.need()?,
+        cx.series.present(),
+        cx.facts,
+    ))
+}
+
+/// One replica, on its own snapshots.
+pub fn replica(cx: &ReplicaScope<'_>) -> Judged {
+    Ok(check(cx.engine, cx.pair.need()?, cx.series.present(), None))
+}
+
+/// One phase: evictions between the readings bracketing it; when there are some, between
+/// the readings inside it too, since only those are surely this phase's.
+pub fn phase(cx: &PhaseScope<'_>) -> Judged {
+    let w = cx.window.need()?;
+    let engine = cx.engine;
+    if engine.metrics().evictions.is_none() {
+        // TensorRT-LLM: its paused gauge over the phase's own readings.
+        return Ok(check(
+            engine,
+            &Edges::new(engine, &w.before, &w.after).pair(),
+            Some(&w.inner),
+            None,
+        ));
+    }
+    let outer = Edges::new(engine, &w.before, &w.after);
+    let r = check(engine, &outer.pair(), None, None);
+    if r.status != Status::Fail || r.evidence("restarted").is_some() {
+        return Ok(r);
+    }
+    let inner = w
+        .inner_ends()
+        .map(|(a, b)| check(engine, &Edges::new(engine, &a, &b).pair(), None, None));
+    if let Some(i) = inner.filter(|i| i.status == Status::Fail) {
+        return Ok(i);
+    }
+    let n = r
+        .evidence("preemptions")
+        .and_then(|v| v.as_f64())
+        .unwrap_or(0.0);
+    Ok(CheckResult::new(
+        T1,
+        Status::Unknown,
+        format!(
+            "{} in the sampling interval at the phase's edge, none between the readings inside \
+             it: the series, read {}, can't tell whether they fell in this phase or beside it",
+            plural(n, engine.eviction_word()),
+            PhaseScope::resolution(&w.inner)
+        ),
+    )
+    .with("preemptions_at_edge", n))
+}
+
+/// The fleet: from each replica's own T1, a fail naming every replica that preempted.
+pub fn fleet(cx: &FleetScope<'_>) -> Judged {
+    let mut preempted = Vec::new();
+    let mut unknown = Vec::new();
+    let mut total = 0.0;
+    for (rep, results) in cx.replicas.iter().zip(cx.replica_results) {
+        let own = results.iter().find(|c| c.tripwire == T1);
+        let id = rep.id;
+        match own.map(|r| (r.status, r.evidence("preemptions").and_then(|v| v.as_f64()))) {
+            Some((Status::Fail, n)) => {
+                total += n.unwrap_or(0.0);
+                preempted.push(match n {
+                    Some(n) => format!("{id} ({})", shortest(n)),
+                    None => id.to_string(),
+                });
+            }
+            Some((Status::Pass, n)) => total += n.unwrap_or(0.0),
+            _ => unknown.push(id),
+        }
+    }
+    let count = cx.replicas.len();
+    let mut r = CheckResult::new(T1, Status::Pass, String::new()).with("replicas", count);
+    if !preempted.is_empty() {
+        r.status = Status::Fail;
+        r.message = format!(
+            "{} of {count} replicas preempted during the run: {}",
+            preempted.len(),
+            preempted.join(", ")
+        );
+        r.set("preempted", preempted.join(", "));
+    } else if !unknown.is_empty() {
+        r.status = Status::Unknown;
+        r.message = format!(
+            "no replica is known to have preempted, but {} can't tell: {}",
+            if unknown.len() == 1 { "one" } else { "some" },
+            unknown.join(", ")
+        );
+    } else {
+        r.message = format!("no preemptions on any of the {count} replicas");
+        r.set("preemptions", total);
+    }
+    if !unknown.is_empty() {
+        r.set("unknown", unknown.join(", "));
+    }
+    Ok(r)
+}
+
+/// From the eviction counter a load tool scraped (TensorRT-LLM, which counts none: its
+/// paused gauge).
+pub fn scrape(cx: &ScrapeScope<'_>) -> Judged {
+    let (engine, s) = (cx.engine, cx.scrape);
+    let m = engine.metrics();
+    let Some(counter) = m.evictions else {
+        let gauge = m.paused.unwrap_or("trtllm_num_paused_requests");
+        let r = match cx.value_or(s.gauge_max(gauge), gauge) {
+            Ok(max) if max > 0.0 => CheckResult::new(
+                T1,
+                Status::Fail,
+                format!(
+                    "paused requests seen in AIPerf's samples, up to {} at once; the exact count \
+                     is unknown without the server log",
+                    shortest(max)
+                ),
+            )
+            .with("paused_max", max),
+            _ => CheckResult::new(
+                T1,
+                Status::Unknown,
+                "TensorRT-LLM counts no pauses and its paused gauge moves only when a request \
+                 completes: the server log saved until after the run is needed to tell"
+                    .to_string(),
+            ),
+        };
+        return Ok(cx.sourced(
+            r.with("engine", engine.key()).with("series", gauge),
+            Seen::Gauge,
+        ));
+    };
+    // The warm-up is part of the run: its preemptions count too.
+    let (reading, seen) = if s.has_warmup() {
+        (s.counter_with_warmup(counter), Seen::CountersWithWarmup)
+    } else {
+        (s.counter(counter), Seen::Counters)
+    };
+    let r = match reading {
+        Reading::Refused(bad) => CheckResult::new(T1, Status::Unknown, plausible::cannot_tell(bad))
+            .with("engine", engine.key())
+            .with("series", counter)
+            .with("implausible", bad.to_string()),
+        Reading::Value(n) => from_count(engine, counter, Some(n), ""),
+        // SGLang exports its counter only after the first retraction; the gauge beside it
+        // says it reads 0.
+        _ if m.evictions_witness.is_some_and(|w| s.has_gauge(w)) => {
+            from_count(engine, counter, Some(0.0), "")
+        }
+        _ => from_count(engine, counter, None, &format!("{}'s scrape", s.tool)),
+    };
+    Ok(cx.sourced(r, seen))
+}
 
 pub fn check(
     engine: Engine,
@@ -30,7 +194,7 @@ fn with_counter(
     pair: &Pair<'_>,
 ) -> CheckResult {
     let base = |status, msg: String| {
-        CheckResult::new(Tripwire::SilentPreemption, status, msg)
+        CheckResult::new(T1, status, msg)
             .with("engine", engine.key())
             .with("series", counter)
     };
@@ -40,8 +204,7 @@ fn with_counter(
     }
     match pair.delta(counter, &[], witness) {
         Err(restart) => {
-            let mut r =
-                CheckResult::new(Tripwire::SilentPreemption, Status::Fail, restart.describe());
+            let mut r = CheckResult::new(T1, Status::Fail, restart.describe());
             r.evidence = restart.evidence();
             r
         }
@@ -59,7 +222,7 @@ pub fn from_count(
 ) -> CheckResult {
     let word = engine.eviction_word();
     let base = |status, msg: String| {
-        CheckResult::new(Tripwire::SilentPreemption, status, msg)
+        CheckResult::new(T1, status, msg)
             .with("engine", engine.key())
             .with("series", counter)
     };
@@ -93,7 +256,7 @@ fn trtllm(engine: Engine, series: Option<&Series>, facts: Option<&BootFacts>) ->
         .paused
         .unwrap_or("trtllm_num_paused_requests");
     let base = |status, msg: String| {
-        CheckResult::new(Tripwire::SilentPreemption, status, msg)
+        CheckResult::new(T1, status, msg)
             .with("engine", engine.key())
             .with("series", gauge)
     };

@@ -1,5 +1,5 @@
-//! T2: an engine process left holding the GPU (checks.md §8). The clear-card rule
-//! (recorder.md §7.2) is decided here, over the readings the recorder takes (it only
+//! T2: an engine process left holding the GPU (docs/tripwires.md#t2). The clear-card rule
+//! is decided here, over the readings the recorder takes (it only
 //! reads `nvidia-smi`, `/proc` and the clock); the verdict comes from the documents the
 //! rule fills: `teardown.json`, else `gate.json`, read back by the analyzer, or judged
 //! live by the recorder's `gpu-inspect` and `teardown` commands before it prints them.
@@ -8,8 +8,12 @@ use crate::docs::gate::{Gate, Reading};
 use crate::docs::teardown::Teardown;
 use crate::docs::{self, GATE, TEARDOWN};
 use crate::json::Json;
+use crate::rules::absent::{Absent, Input, Judged};
+use crate::rules::scope::RunScope;
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
+
+const T2: Tripwire = Tripwire::OrphanedEngine;
 
 /// The clear-card threshold: an idle card reads 0 to a few hundred MiB, an orphaned
 /// engine keeps its weights and KV cache (21,768 MiB on the fixtures' card).
@@ -27,8 +31,8 @@ pub const STOP_TIMEOUT_S: f64 = 120.0;
 pub const NEEDS_LINUX: &str = "Checking that the GPU is free needs Linux: it finds the server's processes in /proc. Run it where the server runs.";
 
 /// How the reason of a card that could not be read at all begins (no `nvidia-smi`):
-/// the finding is "can't tell", never "not clear" (ARCHITECTURE.md adjusts recorder.md
-/// §7.2: unreadable is still never clear).
+/// the finding is "can't tell", never "not clear" (a departure from the reference, which
+/// waits out its timeout and fails; unreadable is still never clear).
 pub const NO_READER: &str = "can't tell whether the GPU is free: its memory cannot be read";
 
 /// Whether a document's reason says the card could not be read at all.
@@ -131,7 +135,7 @@ fn seconds(x: f64) -> String {
     }
 }
 
-/// Status and message from what a document says (the table of checks.md §8).
+/// Status and message from what a document says (docs/tripwires.md#t2).
 fn judge(
     linux: bool,
     abandoned: bool,
@@ -172,7 +176,7 @@ fn gate_result(doc: &Gate, refusal: &str) -> CheckResult {
         Some(refusal),
         "the card was not checked before the start",
     );
-    let mut r = CheckResult::new(Tripwire::OrphanedEngine, status, message);
+    let mut r = CheckResult::new(T2, status, message);
     r.set("readings", readings_json(&doc.readings));
     if let Some(gpus) = &doc.gpus {
         r.set("gpus", docs::to_json(gpus));
@@ -192,6 +196,18 @@ fn teardown_judgement(doc: &Teardown) -> (Status, String) {
 }
 
 /// T2 from `gate.json`, when the folder has no `teardown.json`.
+/// The whole run: the card after the teardown stopped the server, else at the gate
+/// before the start. A server the recorder started and never stopped (it was killed) has
+/// no reading after the run: can't tell, never a pass on the gate's reading.
+pub fn run(cx: &RunScope<'_>) -> Judged {
+    match (&cx.teardown, &cx.gate) {
+        (Input::Present(doc), _) => Ok(from_teardown(doc)),
+        (Input::NotGiven, _) if cx.outcome.no_teardown => Ok(no_teardown(cx.outcome.recorder_died)),
+        (Input::NotGiven, gate) => Ok(from_gate(gate.need()?)),
+        (teardown, _) => Err(teardown.need().err().unwrap_or(Absent::NotGiven)),
+    }
+}
+
 pub fn from_gate(doc: &Gate) -> CheckResult {
     let mut r = gate_result(doc, "card not clear; refusing to start a server.");
     r.source = Some(GATE.to_string());
@@ -207,7 +223,7 @@ pub fn no_teardown(recorder_died: bool) -> CheckResult {
         "the recorder did not stop the server"
     };
     let mut r = CheckResult::new(
-        Tripwire::OrphanedEngine,
+        T2,
         Status::Unknown,
         format!(
             "{why}, so no reading shows whether the engine let go of the GPU (teardown.json is \
@@ -222,7 +238,7 @@ pub fn no_teardown(recorder_died: bool) -> CheckResult {
 /// T2 from `teardown.json`: the state the run left behind.
 pub fn from_teardown(doc: &Teardown) -> CheckResult {
     let (status, message) = teardown_judgement(doc);
-    let mut r = CheckResult::new(Tripwire::OrphanedEngine, status, message);
+    let mut r = CheckResult::new(T2, status, message);
     r.set("readings", readings_json(&doc.readings));
     r.set(
         "left_after_the_server_stopped",
@@ -232,16 +248,16 @@ pub fn from_teardown(doc: &Teardown) -> CheckResult {
     r
 }
 
-/// T2 as `gpu-inspect` prints it (recorder.md §7.3), from the gate document it fills.
+/// T2 as `gpu-inspect` prints it, from the gate document it fills.
 pub fn inspected(doc: &Gate) -> CheckResult {
     gate_result(doc, "card not clear; refusing to boot.")
 }
 
-/// T2 as `teardown` prints it (recorder.md §8.2 step 5): evidence the readings and the
+/// T2 as `teardown` prints it: evidence the readings and the
 /// PIDs it signalled.
 pub fn torn_down(doc: &Teardown, signalled: &[i32]) -> CheckResult {
     let (status, message) = teardown_judgement(doc);
-    let mut r = CheckResult::new(Tripwire::OrphanedEngine, status, message);
+    let mut r = CheckResult::new(T2, status, message);
     r.set("readings", readings_json(&doc.readings));
     r.set("signalled", docs::to_json(signalled));
     r
@@ -249,7 +265,7 @@ pub fn torn_down(doc: &Teardown, signalled: &[i32]) -> CheckResult {
 
 /// T2 where there is no `/proc`: can't tell.
 pub fn needs_linux() -> CheckResult {
-    CheckResult::new(Tripwire::OrphanedEngine, Status::Unknown, NEEDS_LINUX)
+    CheckResult::new(T2, Status::Unknown, NEEDS_LINUX)
 }
 
 #[cfg(test)]
@@ -278,7 +294,6 @@ mod tests {
 
     #[test]
     fn the_clear_card_rule() {
-        // recorder.md §10 item 13.
         let rule = Rule::with_timeout(STOP_TIMEOUT_S);
         let mem = [18900, 300, 18500, 250, 240].map(Some);
         let v = run(&rule, &mem, &[1, 0, 1, 0, 0]);

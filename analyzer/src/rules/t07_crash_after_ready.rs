@@ -1,9 +1,13 @@
-//! T7 from the recorder's live probe (`probe.json`, recorder.md §6): one request, a burst,
+//! T7 from the recorder's live probe (`probe.json`, docs/tripwires.md#t7): one request, a burst,
 //! a health check. The outcome is the recorder's, reached by the shared rule below.
 
 use crate::rules::Tripwire;
 use serde::Serialize;
 
+use super::absent::{unusable, Absent, Input, Judged};
+use super::failure::{failure_result, plural};
+use super::scope::{BootLogScope, RunScope};
+use crate::bootlog::BootFacts;
 use crate::docs::probe::{Probe, ProbeOutcome, Reply};
 use crate::docs::{self, PROBE};
 use crate::json::Json;
@@ -18,7 +22,8 @@ struct BurstEvidence {
     rejected: usize,
 }
 
-/// The evidence of recorder.md §6 step 7.
+/// The probe's evidence: the model, the first reply, the burst's figures, and whether
+/// the server answered its health check after.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 struct Evidence<'a> {
     model: &'a Option<String>,
@@ -27,7 +32,68 @@ struct Evidence<'a> {
     alive_after: Option<bool>,
 }
 
-/// The probe's outcome from its stored replies (recorder.md §6 step 7). The recorder
+const T7: Tripwire = Tripwire::CrashAfterReady;
+
+/// The whole run: the recorder's live probe before the load; when the run's own documents
+/// show the server died during the run, that death instead, naming the cause its log
+/// shows (one T7 for the run).
+pub fn run(cx: &RunScope<'_>) -> Judged {
+    let probe = match &cx.probe {
+        Input::Present(doc) => Some(from_document(doc)),
+        Input::Unusable(e) => Some(unusable(T7, e)),
+        _ => None,
+    };
+    match cx.outcome.t7_death(cx.logs, probe.as_ref()) {
+        Some(death) => Ok(death),
+        None => probe.ok_or(Absent::NotGiven),
+    }
+}
+
+/// One start's log: a crash after the server was ready, or requests admission control
+/// turned away while it stayed up (a pass that says so). A server the run's documents
+/// show dead gets its one T7 from the run.
+pub fn boot_log(cx: &BootLogScope<'_>) -> Judged {
+    let log = cx
+        .log
+        .present()
+        .filter(|_| !cx.server_died)
+        .ok_or(Absent::NotGiven)?;
+    let (c, f) = (&log.classification, &log.facts);
+    match &c.failure {
+        Some(fail) if fail.phase == "serving" => Ok(failure_result(fail, c.rejections)),
+        None if c.rejections > 0 => {
+            let mut r = CheckResult::new(
+                T7,
+                Status::Pass,
+                admission_message(f, c.rejections, c.first_rejection_lineno),
+            )
+            .with("admission_rejections", c.rejections);
+            if let Some(n) = c.first_rejection_lineno {
+                r.set("lineno", n);
+            }
+            if let Some(q) = f.max_num_queued_reqs() {
+                r.set("max_num_queued_reqs", q);
+            }
+            Ok(r)
+        }
+        _ => Err(Absent::NotGiven),
+    }
+}
+
+fn admission_message(f: &BootFacts, k: usize, first: Option<usize>) -> String {
+    let limit = match f.max_num_queued_reqs() {
+        Some(q) => format!("the waiting queue was full (--max-num-queued-reqs {q})"),
+        None => "the waiting queue was full".to_string(),
+    };
+    let at = first.map_or_else(String::new, |n| format!(", the first at line {n}"));
+    format!(
+        "Admission control turned away {} because {limit}{at}; the server stayed up, so this \
+         is not a crash (T8 and T15 show what it did to the run)",
+        plural(k, "request", "requests")
+    )
+}
+
+/// The probe's outcome from its stored replies. The recorder
 /// writes this outcome; the analyzer re-derives it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
@@ -115,7 +181,7 @@ pub fn from_document(doc: &Probe) -> CheckResult {
     };
     let status = if passed { Status::Pass } else { Status::Fail };
     let message = doc.message.clone().unwrap_or(derived.message);
-    let mut r = CheckResult::new(Tripwire::CrashAfterReady, status, message);
+    let mut r = CheckResult::new(T7, status, message);
     if let Json::Obj(pairs) = derived.evidence {
         r.evidence = pairs;
     }

@@ -1,12 +1,16 @@
 //! T9: with the cache full, the number of requests that fit falls as their outputs grow,
-//! so no single "max concurrency" describes the run (checks.md §4).
+//! so no single "max concurrency" describes the run (docs/tripwires.md#t9).
 
 use crate::blocks::ceiling;
 use crate::engine::Engine;
 use crate::num::fixed;
+use crate::rules::absent::Judged;
+use crate::rules::scope::{PhaseScope, ReplicaScope, RunScope};
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
 use crate::series::{column, Field, Series};
+
+const T9: Tripwire = Tripwire::FallingCeiling;
 
 /// Usage at or above this counts as a full cache.
 pub const SATURATED: f64 = 0.9;
@@ -52,15 +56,26 @@ impl Figures {
     }
 }
 
+/// The whole run's recording.
+pub fn run(cx: &RunScope<'_>) -> Judged {
+    Ok(check(cx.series.need()?, cx.usable_blocks()))
+}
+
+/// One phase's readings.
+pub fn phase(cx: &PhaseScope<'_>) -> Judged {
+    Ok(check(&cx.window.need()?.inner, cx.usable_blocks))
+}
+
+/// One replica's recording.
+pub fn replica(cx: &ReplicaScope<'_>) -> Judged {
+    Ok(check(cx.series.need()?, cx.usable_blocks()))
+}
+
 pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
     let engine = series.engine();
     if let Some(bad) = series.implausible_in(&[column::RUNNING, column::KV_USAGE]) {
-        return CheckResult::new(
-            Tripwire::FallingCeiling,
-            Status::Unknown,
-            crate::plausible::cannot_tell(bad),
-        )
-        .with("implausible", bad.to_string());
+        return CheckResult::new(T9, Status::Unknown, crate::plausible::cannot_tell(bad))
+            .with("implausible", bad.to_string());
     }
     // The figures of the saturated readings, which are judged when there are any, and
     // those of every busy reading, whose ceilings a second pass finds only when there
@@ -88,7 +103,7 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
                 msg.push_str(&format!("; {hint}"));
             }
         }
-        return CheckResult::new(Tripwire::FallingCeiling, Status::Unknown, msg);
+        return CheckResult::new(T9, Status::Unknown, msg);
     }
     let (basis, set) = if saturated.samples == 0 {
         ("busy", busy)
@@ -104,7 +119,7 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
     let at_fullest = fullest.and_then(|(run, u)| ceiling(run, u, usable_blocks));
     let Some((cmin, cmax)) = extremes else {
         return CheckResult::new(
-            Tripwire::FallingCeiling,
+            T9,
             Status::Unknown,
             "no sample gives a ceiling in whole blocks".to_string(),
         );
@@ -122,7 +137,7 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
     };
     let mut r = if cmin == cmax {
         CheckResult::new(
-            Tripwire::FallingCeiling,
+            T9,
             Status::Pass,
             format!(
                 "one request held {share_text} of {pool}, so floor(1/share) = {cmin} fit, on \
@@ -131,7 +146,7 @@ pub fn check(series: &Series, usable_blocks: Option<u64>) -> CheckResult {
         )
     } else {
         CheckResult::new(
-            Tripwire::FallingCeiling,
+            T9,
             Status::Warn,
             format!(
                 "the number of requests that fit moved between {cmin} and {cmax} as requests \

@@ -1,12 +1,60 @@
 //! T10: a rate computed from whole-second stamps is off by up to a second at each end;
-//! the snapshots' own sub-second clocks give the real one (checks.md §5).
+//! the snapshots' own sub-second clocks give the real one (docs/tripwires.md#t10).
 
 use crate::counters::Pair;
 use crate::num::fixed;
 use crate::plausible;
+use crate::rules::absent::Judged;
+use crate::rules::scope::{PhaseScope, ReplicaScope, RunScope};
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
 use crate::series::column;
+use crate::series::window::Edges;
+
+const T10: Tripwire = Tripwire::IntegerSecondTimer;
+
+/// The whole run: the generated-tokens counter between the snapshots.
+pub fn run(cx: &RunScope<'_>) -> Judged {
+    Ok(check(
+        cx.pair.need()?,
+        cx.snapshot_engine.metrics().generation_tokens,
+    ))
+}
+
+/// One phase: between the first and last reading inside it.
+pub fn phase(cx: &PhaseScope<'_>) -> Judged {
+    let w = cx.window.need()?;
+    let (a, b) = w
+        .inner_ends()
+        .ok_or_else(|| PhaseScope::too_few(&w.inner))?;
+    Ok(check(
+        &Edges::new(cx.engine, &a, &b).pair(),
+        cx.engine.metrics().generation_tokens,
+    ))
+}
+
+/// One replica: a counter read through Prometheus' instant query is as old as the last
+/// scrape, so each end of the span is uncertain by up to one scrape interval.
+pub fn replica(cx: &ReplicaScope<'_>) -> Judged {
+    let mut r = check(cx.pair.need()?, cx.engine.metrics().generation_tokens);
+    let Some(scrape) = cx.scrape_s else {
+        return Ok(r);
+    };
+    r.set("scrape_interval_s", scrape);
+    let span = r.evidence("span_s").and_then(|v| v.as_f64());
+    if let (Some(span), Status::Pass) = (span, r.status) {
+        if span > 0.0 {
+            let share = 2.0 * scrape / span;
+            r.set("scrape_uncertainty_share", share);
+            r.message.push_str(&format!(
+                " (within ±{}%: Prometheus scraped every {} s, so each end may be that old)",
+                fixed(share * 100.0, 1),
+                crate::num::shortest(scrape)
+            ));
+        }
+    }
+    Ok(r)
+}
 
 pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
     if let Some(bad) = pair.implausible(&[
@@ -15,43 +63,27 @@ pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
         column::T_MONO_NS,
         column::LATENCY_S,
     ]) {
-        return CheckResult::new(
-            Tripwire::IntegerSecondTimer,
-            Status::Unknown,
-            plausible::cannot_tell(bad),
-        )
-        .with("implausible", bad.to_string());
+        return CheckResult::new(T10, Status::Unknown, plausible::cannot_tell(bad))
+            .with("implausible", bad.to_string());
     }
     let tokens = match pair.delta(counter, &[], None) {
-        Err(restart) => {
-            return CheckResult::new(
-                Tripwire::IntegerSecondTimer,
-                Status::Unknown,
-                restart.describe(),
-            )
-        }
+        Err(restart) => return CheckResult::new(T10, Status::Unknown, restart.describe()),
         Ok(t) => t,
     };
     let span = match pair.span() {
-        Err(refused) => {
-            return CheckResult::new(
-                Tripwire::IntegerSecondTimer,
-                Status::Unknown,
-                refused.describe(),
-            )
-        }
+        Err(refused) => return CheckResult::new(T10, Status::Unknown, refused.describe()),
         Ok(s) => s,
     };
     let Some(tokens) = tokens else {
         return CheckResult::new(
-            Tripwire::IntegerSecondTimer,
+            T10,
             Status::Unknown,
             format!("{counter} is missing from a snapshot, so no rate can be computed"),
         );
     };
     if span.seconds <= 0.0 {
         return CheckResult::new(
-            Tripwire::IntegerSecondTimer,
+            T10,
             Status::Unknown,
             format!(
                 "the span between the readings is not positive ({} s)",
@@ -62,7 +94,7 @@ pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
     // A span longer than a year between two readings of one run is a damaged clock.
     if span.seconds > plausible::MAX_SECONDS {
         return CheckResult::new(
-            Tripwire::IntegerSecondTimer,
+            T10,
             Status::Unknown,
             format!(
                 "the span between the readings is {} s, longer than a year: a clock is damaged",
@@ -73,7 +105,7 @@ pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
     // No tokens: nothing was generated to time, so a rate of zero shows nothing.
     if tokens == 0.0 {
         return CheckResult::new(
-            Tripwire::IntegerSecondTimer,
+            T10,
             Status::Unknown,
             format!(
                 "no tokens were generated between the readings ({} s apart), so there is no \
@@ -87,7 +119,7 @@ pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
     let rate = tokens / span.seconds;
     let int_span = pair.after.t_wall.trunc() - pair.before.t_wall.trunc();
     let mut r = CheckResult::new(
-        Tripwire::IntegerSecondTimer,
+        T10,
         Status::Pass,
         format!(
             "{} tokens/s over {}s",

@@ -1,17 +1,45 @@
 //! T14: vLLM exports `num_gpu_blocks = B` but reserves one block, so its usage gauge
-//! counts out of B − 1 (checks.md §6). The denominator is inferred from the readings.
+//! counts out of B − 1. The denominator is inferred from the recording's readings
+//! (`blocks::GaugeSteps`): it passes when it is B − 1, fails when it is something else,
+//! and can't tell with too few distinct readings (fewer than 5 can fit a divisor of the
+//! true count by chance) or readings that are no clean multiples of any 1/N.
 
-use crate::blocks::{self, Inference, InferenceFailure};
+use crate::blocks::{self, GaugeSteps, Inference, InferenceFailure};
 use crate::engine::Engine;
+use crate::rules::absent::Judged;
+use crate::rules::scope::{ReplicaScope, RunScope};
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
-use crate::series::{column, Series};
-use crate::snapshot::Snapshot;
+use crate::series::Series;
+
+const T14: Tripwire = Tripwire::NullBlock;
+
+/// The whole run: the recording's readings against the after snapshot's block count.
+pub fn run(cx: &RunScope<'_>) -> Judged {
+    on_series(cx.series.need()?, cx.after.need(), cx.gauge_steps)
+}
+
+/// One replica, on its own recording and after snapshot.
+pub fn replica(cx: &ReplicaScope<'_>) -> Judged {
+    on_series(cx.series.need()?, cx.after.need(), cx.gauge_steps)
+}
+
+fn on_series(
+    series: &Series,
+    after: Result<&crate::snapshot::Snapshot, crate::rules::absent::Absent>,
+    steps: Option<&GaugeSteps>,
+) -> Judged {
+    if series.engine().metrics().cache_info.is_none() {
+        return Ok(not_applicable(series.engine()));
+    }
+    after?;
+    Ok(steps.map_or_else(|| not_applicable(series.engine()), judge))
+}
 
 /// Not applicable to an engine without a block-count info series.
 pub fn not_applicable(engine: Engine) -> CheckResult {
     CheckResult::new(
-        Tripwire::NullBlock,
+        T14,
         Status::NotApplicable,
         format!(
             "does not apply to {}: T14 is about vLLM's reserved null block, and {} exports no \
@@ -23,42 +51,29 @@ pub fn not_applicable(engine: Engine) -> CheckResult {
     .with("engine", engine.key())
 }
 
-/// Runs T14 on a series and an after snapshot. Returns the result and, when it passed,
-/// the usable block count (for T9 and the report).
-pub fn check(series: &Series, after: &Snapshot) -> (CheckResult, Option<u64>) {
-    let snap_engine = Engine::from_metric_names(after.metrics.names()).unwrap_or(Engine::Vllm);
-    let Some(info_name) = snap_engine.metrics().cache_info else {
-        return (not_applicable(snap_engine), None);
-    };
-    let reported = after
-        .metrics
-        .info(info_name, &[])
-        .and_then(|labels| labels.iter().find(|(k, _)| k == "num_gpu_blocks"))
-        .map(|(_, v)| v.as_str())
-        .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
-        .and_then(|v| v.parse::<u64>().ok());
-    let Some(b) = reported else {
-        return (
-            CheckResult::new(
-                Tripwire::NullBlock,
-                Status::Unknown,
-                format!("the {info_name} series has no usable num_gpu_blocks label"),
-            ),
-            None,
-        );
-    };
-    if let Some(bad) = series.implausible_in(&[column::KV_USAGE]) {
-        let r = CheckResult::new(
-            Tripwire::NullBlock,
+/// The verdict on the gauge's steps.
+pub fn judge(steps: &GaugeSteps) -> CheckResult {
+    match steps {
+        GaugeSteps::NoInfoSeries(engine) => not_applicable(*engine),
+        GaugeSteps::NoBlockCount { info } => CheckResult::new(
+            T14,
             Status::Unknown,
-            crate::plausible::cannot_tell(bad),
-        )
-        .with("reported_num_gpu_blocks", b)
-        .with("implausible", bad.to_string());
-        return (r, None);
+            format!("the {info} series has no usable num_gpu_blocks label"),
+        ),
+        GaugeSteps::Refused { reported, bad } => {
+            CheckResult::new(T14, Status::Unknown, crate::plausible::cannot_tell(bad))
+                .with("reported_num_gpu_blocks", *reported)
+                .with("implausible", bad.to_string())
+        }
+        GaugeSteps::Inferred {
+            reported,
+            inference,
+        } => inferred(*reported, inference),
     }
-    let inf: Inference = blocks::infer(series.usage_readings());
-    let mut r = CheckResult::new(Tripwire::NullBlock, Status::Unknown, String::new())
+}
+
+fn inferred(b: u64, inf: &Inference) -> CheckResult {
+    let mut r = CheckResult::new(T14, Status::Unknown, String::new())
         .with("reported_num_gpu_blocks", b)
         .with("inferred_usable_blocks", inf.blocks)
         .with("distinct_readings", inf.distinct);
@@ -73,21 +88,20 @@ pub fn check(series: &Series, after: &Snapshot) -> (CheckResult, Option<u64>) {
                 blocks::MAX_DEN
             ),
         };
-        return (r, None);
+        return r;
     };
     if !inf.trusted {
         r.message = format!(
             "only {} distinct KV readings: they fit 1/{n}, but a divisor of the true block count could fit by chance",
             inf.distinct
         );
-        return (r, None);
+        return r;
     }
     if n + 1 == b {
         r.status = Status::Pass;
         r.message = format!(
             "the KV gauge counts in steps of 1/{n}: num_gpu_blocks ({b}) minus 1 reserved null block"
         );
-        (r, Some(n))
     } else {
         r.status = Status::Fail;
         r.message = format!(
@@ -95,6 +109,6 @@ pub fn check(series: &Series, after: &Snapshot) -> (CheckResult, Option<u64>) {
              the gauge's meaning changed, or the recording and the snapshot come from different starts",
             b.saturating_sub(1)
         );
-        (r, None)
     }
+    r
 }

@@ -2,7 +2,7 @@
 //! lowers its SM clock and tokens per second fall, with no log line anywhere. Decided
 //! from the recorder's GPU samples (`docs::gpu`), per card.
 //!
-//! The rule (spelled out in `checks/README.md`, T16):
+//! The rule (spelled out in docs/tripwires.md#t16):
 //! - a sample is *busy* when the card's utilization is at least [`BUSY_UTIL_PCT`] (when
 //!   no utilization is reported: when `gpu_idle` is not among its reasons);
 //! - a busy sample is *throttled* when a power or thermal reason ([`LIMITING`]) is active
@@ -29,8 +29,12 @@ use crate::docs::GPU_SAMPLES;
 use crate::gpu_samples::{seconds_since, GpuSamples};
 use crate::json::{obj, Json};
 use crate::num::{fixed, round_dp, thousands};
+use crate::rules::absent::{Absent, Input, Judged};
+use crate::rules::scope::RunScope;
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
+
+const T16: Tripwire = Tripwire::GpuThrottled;
 
 /// A busy sample below this share of the card's maximum SM clock, with a limiting reason
 /// active, is throttled.
@@ -287,10 +291,22 @@ fn card_evidence(run: &CardRun) -> Json {
     ])
 }
 
+/// The whole run: the recorder's GPU samples. A folder the recorder made without them
+/// can't tell; one from elsewhere never had them, so T16 is left out.
+pub fn run(cx: &RunScope<'_>) -> Judged {
+    if !cx.load_measured() {
+        return Err(Absent::NotGiven);
+    }
+    match &cx.gpu {
+        Input::NotGiven if cx.recorded_by_inferlint() => Ok(without_samples()),
+        gpu => Ok(check(gpu.need()?)),
+    }
+}
+
 /// No samples at all: can't tell.
 pub fn without_samples() -> CheckResult {
     CheckResult::new(
-        Tripwire::GpuThrottled,
+        T16,
         Status::Unknown,
         format!(
             "no GPU samples ({GPU_SAMPLES}, written by inferlint-recorder record on the server's \
@@ -304,12 +320,8 @@ pub fn check(samples: &GpuSamples) -> CheckResult {
     // Every number of the file feeds the verdict or its evidence: a refused one is no
     // pass (plausible.rs).
     if let Some(bad) = samples.implausible.first() {
-        return CheckResult::new(
-            Tripwire::GpuThrottled,
-            Status::Unknown,
-            crate::plausible::cannot_tell(bad),
-        )
-        .with("implausible", bad.to_string());
+        return CheckResult::new(T16, Status::Unknown, crate::plausible::cannot_tell(bad))
+            .with("implausible", bad.to_string());
     }
     let zero = samples
         .rows
@@ -318,7 +330,7 @@ pub fn check(samples: &GpuSamples) -> CheckResult {
     let runs = per_card(samples, zero);
     if runs.is_empty() {
         return CheckResult::new(
-            Tripwire::GpuThrottled,
+            T16,
             Status::Unknown,
             format!("{GPU_SAMPLES} lists no card, so a throttled GPU cannot be ruled out"),
         );
@@ -349,7 +361,7 @@ pub fn check(samples: &GpuSamples) -> CheckResult {
         message.push_str(&format!(" (other cards: {})", others.join("; ")));
     }
     let w = &runs[worst];
-    CheckResult::new(Tripwire::GpuThrottled, status, message)
+    CheckResult::new(T16, status, message)
         .with("gpu", w.card.index)
         .with("busy_s", round_dp(w.busy_s, 1))
         .with("throttled_s", round_dp(w.throttled_s, 1))

@@ -3,7 +3,7 @@
 //! that way does not carry over to traffic without those hits. Decided from the engine's
 //! prefix-cache counters between the before and after readings (`Engine::prefix_cache`).
 //!
-//! The rule (spelled out in `checks/README.md`, T17): share = Δ(prompt tokens served from
+//! The rule (spelled out in docs/tripwires.md#t17): share = Δ(prompt tokens served from
 //! the cache) / Δ(prompt tokens looked up), less the load tool's untimed requests (its
 //! test request and warm-ups repeat the first prompt, so all but one of them are hits
 //! outside the measurement; each is taken at the result's mean prompt length). **Warn**
@@ -17,14 +17,19 @@
 //! deltas), `untimed_requests`, `untimed_tokens` (each untimed request's estimated prompt
 //! tokens), `share`.
 
+use crate::bench::key::{COMPLETED, TOTAL_INPUT_TOKENS};
 use crate::counters::Pair;
 use crate::engine::{Engine, PrefixCache, Selector};
 use crate::json::Json;
 use crate::num::{fixed, round_dp, thousands};
 use crate::plausible::{self, Implausible};
 use crate::prom::Exposition;
+use crate::rules::absent::{Absent, Judged};
+use crate::rules::scope::RunScope;
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
+
+const T17: Tripwire = Tripwire::PrefixCacheHits;
 
 /// A share of prompt tokens served from the cache from which the throughput is flagged.
 pub const WARN_SHARE: f64 = 0.10;
@@ -61,10 +66,29 @@ fn counter_names(names: &PrefixCache) -> Vec<&'static str> {
 }
 
 /// T17 on a pair of readings of `engine`.
+/// The whole run: the prefix cache's counters between the snapshots, with the requests
+/// the load tool sent outside its measurement set apart.
+pub fn run(cx: &RunScope<'_>) -> Judged {
+    if !cx.load_measured() {
+        return Err(Absent::NotGiven);
+    }
+    let pair = cx.pair.need()?;
+    let bench = cx.bench_ok();
+    let untimed = Untimed {
+        requests: cx.expected_extra,
+        prompt_tokens: bench.and_then(|b| {
+            Some(b.total_input_tokens? as f64 / b.completed.filter(|&c| c > 0)? as f64)
+        }),
+        refused: bench
+            .and_then(|b| plausible::first(&b.implausible, &[TOTAL_INPUT_TOKENS, COMPLETED])),
+    };
+    Ok(check(cx.snapshot_engine, pair, untimed))
+}
+
 pub fn check(engine: Engine, pair: &Pair<'_>, untimed: Untimed<'_>) -> CheckResult {
     let names = engine.prefix_cache();
     let base = |status, message: String| {
-        CheckResult::new(Tripwire::PrefixCacheHits, status, message)
+        CheckResult::new(T17, status, message)
             .with("engine", engine.key())
             .with("source", names.source)
     };

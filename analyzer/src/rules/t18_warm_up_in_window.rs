@@ -2,7 +2,7 @@
 //! costs (CUDA-graph capture for a new batch size, compilation, lazy allocation, kernel
 //! JIT) that the rest do not, so a short run's throughput and latency include them.
 //!
-//! The rule (spelled out in `checks/README.md`, T18), from two kinds of evidence:
+//! The rule (spelled out in docs/tripwires.md#t18), from two kinds of evidence:
 //! - **per-request times** from the load tool (`vllm bench serve --save-detailed`:
 //!   `ttfts`, `start_times`, `latencies`; GuideLLM's request records of its measured
 //!   window, `bench/guidellm.rs`). The *first wave* is the requests that started
@@ -24,13 +24,18 @@
 //! `first_requests`, `later_requests`, `first_ttft_s`, `later_ttft_s`, `ratio`,
 //! `excess_s`, `waiting_max`, `log_lines`, `first_log_line`.
 
+use crate::bench::key::DURATION;
 use crate::bench::Requests;
 use crate::engine::Engine;
 use crate::num::{fixed, round_dp};
 use crate::plausible::{self, Implausible};
+use crate::rules::absent::{Absent, Judged};
+use crate::rules::scope::RunScope;
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
 use crate::series::{column, Field, Series};
+
+const T18: Tripwire = Tripwire::WarmUpInWindow;
 
 /// The first wave's median time to first token over the rest's, from which it is flagged.
 pub const RATIO: f64 = 3.0;
@@ -198,12 +203,55 @@ const EXCLUDE: &str = "run a warm-up phase at the load's concurrency before meas
                        probe counts as one only if it reached the load's batch sizes";
 
 /// T18 on a run.
+/// The whole run: the load tool's per-request times and the log the server wrote while
+/// the load ran. On a folder the recorder did not make, a "can't tell" that only its
+/// captures could decide is left out (its exit status stays what its own inputs give).
+pub fn run(cx: &RunScope<'_>) -> Judged {
+    if !cx.load_measured() {
+        return Err(Absent::NotGiven);
+    }
+    let bench = cx.bench_ok();
+    let log_during_load = cx
+        .manifest
+        .and_then(|mf| mf.boot_log_at)
+        .and_then(|at| Some((at.load_start?, at.load_end)))
+        .and_then(|(from, to)| {
+            let log = cx.input.boot_logs.first()?.bytes.as_ref().ok()?;
+            Some(log_between(log, from, to))
+        });
+    let client_warm_up = cx
+        .input
+        .load_log
+        .as_ref()
+        .and_then(|f| f.bytes.as_ref().ok())
+        .is_some_and(|b| crate::bench::client_warm_up(&String::from_utf8_lossy(b)));
+    let r = check(&WarmUpInputs {
+        engine: cx.engine,
+        requests: bench.and_then(|b| b.requests.as_ref()),
+        requested: cx.requested,
+        duration_s: bench.and_then(|b| b.duration),
+        duration_refused: bench.and_then(|b| plausible::first(&b.implausible, &[DURATION])),
+        series: cx.series.present(),
+        load_ended_wall: cx.manifest.and_then(|mf| mf.load_ended_wall),
+        log_during_load: log_during_load.as_deref(),
+        client_warm_up,
+    });
+    // A refused number in the result is always shown: it is the input's fault, not a
+    // capture the folder never had.
+    let refused = bench.is_some_and(|b| !b.implausible.is_empty());
+    if cx.recorded_by_inferlint() || refused || r.status != Status::Unknown {
+        Ok(r)
+    } else {
+        Err(Absent::NotGiven)
+    }
+}
+
 pub fn check(inputs: &WarmUpInputs<'_>) -> CheckResult {
     let lines = inputs
         .log_during_load
         .map(|log| warm_up_lines(inputs.engine, log));
-    let mut r = CheckResult::new(Tripwire::WarmUpInWindow, Status::Unknown, String::new())
-        .with("engine", inputs.engine.key());
+    let mut r =
+        CheckResult::new(T18, Status::Unknown, String::new()).with("engine", inputs.engine.key());
     if let Some(l) = &lines {
         r.set("log_lines", l.len());
         if let Some(first) = l.first() {

@@ -2,11 +2,15 @@
 //! (it preempted, or requests waited with its cache full) while another never ran even
 //! half as many requests at once, or never filled even half of its own cache. The fleet's
 //! throughput then measures the router's placement, not the pool's capacity (the rule and
-//! its thresholds: `README.md`, T19).
+//! its thresholds: docs/tripwires.md#t19).
 
 use crate::num::shortest;
+use crate::rules::absent::{Input, Judged};
+use crate::rules::scope::{FleetScope, ReplicaScope};
+use crate::rules::t09_falling_ceiling::SATURATED;
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
+use crate::series::{column, Field};
 
 /// The tripwire's number: the first after the single-server ones.
 pub const TRIPWIRE: Tripwire = Tripwire::LoadUnbalanced;
@@ -47,6 +51,69 @@ enum Idle {
 }
 
 /// The verdict over every replica of the fleet.
+/// The fleet: each replica's peak and whether it ran at its ceiling.
+pub fn fleet(cx: &FleetScope<'_>) -> Judged {
+    let loaded: Vec<Loaded> = cx
+        .replicas
+        .iter()
+        .zip(cx.replica_results)
+        .map(|(rep, results)| loaded(rep, results))
+        .collect();
+    Ok(check(&loaded))
+}
+
+/// A replica as T19 sees it: its peak running and whether it ran at its ceiling (it
+/// preempted, by its own T1, or requests waited with its cache at least 90% full).
+fn loaded(rep: &ReplicaScope<'_>, results: &[CheckResult]) -> Loaded {
+    let series = rep.series.present();
+    let refused = series
+        .and_then(|s| s.implausible_in(&[column::RUNNING, column::WAITING, column::KV_USAGE]));
+    let peak_running = match (series, refused, &rep.series) {
+        (_, Some(bad), _) => Err(format!("an implausible value: {bad}")),
+        (Some(s), None, _) => s
+            .peak_running()
+            .ok_or_else(|| "its recording has no running readings".to_string()),
+        (None, _, Input::Unusable(e)) => Err(format!("unusable recording: {e}")),
+        (None, _, _) => Err("no recording".to_string()),
+    };
+    let t1 = results
+        .iter()
+        .find(|c| c.tripwire == Tripwire::SilentPreemption);
+    let preemptions = t1
+        .filter(|c| matches!(c.status, Status::Pass | Status::Fail))
+        .and_then(|c| c.evidence("preemptions")?.as_f64());
+    let queued_full = series.filter(|_| refused.is_none()).and_then(|s| {
+        let usage = s.rows.values(Field::KvUsage);
+        s.rows
+            .values(Field::Waiting)
+            .zip(usage)
+            .filter_map(|(w, kv)| Some((w?, kv?)))
+            .filter(|(w, kv)| *w > 0.0 && *kv >= SATURATED)
+            .map(|(_, kv)| kv)
+            .reduce(f64::max)
+    });
+    let saturation = match (t1.map(|c| c.status), preemptions, queued_full) {
+        (Some(Status::Fail), Some(n), _) => Saturation::Yes(crate::num::plural(n, "preemption")),
+        (Some(Status::Fail), None, _) => Saturation::Yes("it preempted".into()),
+        (_, _, Some(kv)) => Saturation::Yes(format!(
+            "requests waited with the cache {}% full",
+            crate::num::fixed(kv * 100.0, 0)
+        )),
+        (Some(Status::Pass), _, _) if series.is_some() => Saturation::No,
+        (Some(Status::Pass), _, _) => Saturation::Unknown("no recording".into()),
+        (_, _, _) => Saturation::Unknown(t1.map_or("no T1".to_string(), |c| c.message.clone())),
+    };
+    let peak_kv = series
+        .filter(|_| refused.is_none())
+        .and_then(|s| s.rows.values(Field::KvUsage).flatten().reduce(f64::max));
+    Loaded {
+        id: rep.id.to_string(),
+        peak_running,
+        peak_kv,
+        saturation,
+    }
+}
+
 pub fn check(replicas: &[Loaded]) -> CheckResult {
     let base = |status, msg: String| {
         CheckResult::new(TRIPWIRE, status, msg)

@@ -1,4 +1,4 @@
-//! `gpu-inspect` (recorder.md §7.3): the cards' facts, then the clear-card rule; T2 as the
+//! `gpu-inspect`: the cards' facts, then the clear-card rule; T2 as the
 //! analyzer judges the gate document it fills (written with `-o`).
 
 use anyhow::{bail, Context, Result};

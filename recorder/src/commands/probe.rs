@@ -1,4 +1,4 @@
-//! `probe URL` (recorder.md §6): the live T7 probe; its result as the analyzer reads
+//! `probe URL` (docs/tripwires.md#t7): the live T7 probe; its result as the analyzer reads
 //! `probe.json`. Exit 0 pass, 1 fail.
 
 use anyhow::{Context, Result};

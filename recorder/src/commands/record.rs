@@ -1,4 +1,4 @@
-//! `record` (recorder.md §3): the options checked, then the run of `record::record`.
+//! `record`: the options checked, then the run of `record::record`.
 
 use std::path::PathBuf;
 

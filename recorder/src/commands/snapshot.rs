@@ -1,4 +1,4 @@
-//! `snapshot URL -o FILE` (recorder.md §4): one reading of an engine's metrics, written
+//! `snapshot URL -o FILE`: one reading of an engine's metrics, written
 //! as a snapshot document; with `--prometheus`, one per replica (`replicas.rs`).
 
 use anyhow::{Context, Result};

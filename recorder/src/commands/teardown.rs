@@ -1,4 +1,4 @@
-//! `teardown` (recorder.md §8.2): find the server processes to stop (every engine's, the
+//! `teardown`: find the server processes to stop (every engine's, the
 //! named engine's, or only those a run folder's recorder started), say what a substring
 //! `pkill -f` would have done instead, stop them, then the clear-card rule; T2 as the
 //! analyzer judges the teardown document it fills (written with `-o`).

@@ -1,4 +1,4 @@
-//! `watch URL -o FILE` (recorder.md §5): the series recorder until a signal or
+//! `watch URL -o FILE`: the series recorder until a signal or
 //! `--duration`; with `--prometheus`, one series per replica (`replicas.rs`).
 
 use std::sync::atomic::{AtomicBool, Ordering};

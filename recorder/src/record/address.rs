@@ -1,4 +1,4 @@
-//! The server's address (recorder.md §3.2): `--url`, else the `--serve` command's `--host`
+//! The server's address: `--url`, else the `--serve` command's `--host`
 //! and `--port` with the engine's default port.
 
 use analyzer::Engine;

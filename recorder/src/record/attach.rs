@@ -1,4 +1,4 @@
-//! Attach mode's one step (recorder.md §3.3, replacing steps 3–7): a server must answer
+//! Attach mode's one step (replacing steps 3–7): a server must answer
 //! `GET URL/health` with 200 within 5 s.
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Step 9, the boot log (recorder.md §3.3): a log naming another engine than the one in
+//! Step 9, the boot log: a log naming another engine than the one in
 //! effect ends the run. Its verdicts come from the final analysis. Also step 16's part
 //! for attach mode: the `--boot-log` file copied in after the load.
 

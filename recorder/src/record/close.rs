@@ -1,4 +1,4 @@
-//! Step 18, close (recorder.md §3.3, §3.8): the closing steps that still apply, the final
+//! Step 18, close: the closing steps that still apply, the final
 //! manifest (outcome, times, files), the analysis and the exit status.
 
 use std::path::Path;

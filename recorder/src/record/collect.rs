@@ -1,4 +1,4 @@
-//! Steps 15 and 16 (recorder.md §3.3): after the load, however it ended, the after
+//! Steps 15 and 16: after the load, however it ended, the after
 //! snapshot, the series recorder stopped (the reading in progress finished, at most
 //! 10 s), the load tool's result brought in, and in attach mode the boot log copied in.
 

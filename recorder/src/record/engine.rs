@@ -1,4 +1,4 @@
-//! Step 2, engine and address (recorder.md §3.2): the engine named, else the one the
+//! Step 2, engine and address: the engine named, else the one the
 //! `--serve` command shows; the address from `--url`, the command or the engine's port;
 //! the cards' facts for the manifest.
 

@@ -1,6 +1,7 @@
-//! Steps 4 and 5, serve mode (recorder.md §3.3, §3.7): the GPU gate (T2 before a start:
-//! the clear-card rule over 10 s, counting every engine's servers, into `gate.json`) and
-//! the free port (whatever listens there would be taken for the new server).
+//! Steps 4 and 5, serve mode (docs/tripwires.md#t2, docs/tripwires.md#t13): the GPU gate
+//! (T2 before a start: the clear-card rule over 10 s, counting every engine's servers,
+//! into `gate.json`) and the free port (whatever listens there would be taken for the new
+//! server).
 
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
@@ -63,8 +64,8 @@ impl Run {
         let gate = gate(&self.fs, &Rule::with_timeout(GATE_TIMEOUT_S), None);
         self.write(GATE, &gate);
         match gate.clear {
-            // No reader of the card: can't tell, which is not "not free" (recorder.md
-            // §7.2 as ARCHITECTURE.md adjusts it).
+            // No reader of the card: can't tell, which is not "not free" (a departure
+            // from the reference: docs/tripwires.md#t2).
             None if t02::no_reader(&gate.reason) => {
                 if self.opts.require_gpu_check {
                     return problem(

@@ -1,4 +1,4 @@
-//! Part of steps 13–15 (recorder.md §3.3, T16): the GPU sampler runs beside the series
+//! Part of steps 13–15 (T16): the GPU sampler runs beside the series
 //! from just before the load until the load ends; without `nvidia-smi` the manifest
 //! says why there are no GPU samples.
 

@@ -1,4 +1,4 @@
-//! Steps 13 and 14, series and load (recorder.md §3.3, §3.4, §5): the series recorder
+//! Steps 13 and 14, series and load: the series recorder
 //! starts on its own thread, then the load command runs with the save flags its client
 //! lacks, its output echoed and kept in `load.log`; several load commands (`--then`) run
 //! one after another, each saving its own result.

@@ -1,4 +1,4 @@
-//! Step 8, metrics (recorder.md §3.3, §4): one scrape must show an engine's metrics,
+//! Step 8, metrics: one scrape must show an engine's metrics,
 //! the engine named if one was; the path that answered is recorded.
 
 use analyzer::docs::manifest::{EngineFrom, Stage};

@@ -1,7 +1,12 @@
-//! `record`: the whole recorded run (recorder.md §3). Each step prints a `== ` line; a
+//! `record`: the whole recorded run. Each step prints a `== ` line; a
 //! problem ends the run with its text and stage in the manifest, and the closing steps
 //! (after snapshot, series, result, stop, manifest, analysis) still run where they apply.
-//! One file per step of §3.3; this one holds the run's state and the order of the steps.
+//! One file per step; this one holds the run's state and the order of the steps: 1
+//! prepare, 2 engine and address, 3 platform, 4 GPU gate, 5 free port, 6 start, 7 ready
+//! (attach mode replaces 3–7 with one health check), 8 metrics, 9 boot log, 10 version,
+//! 11 probe, 12 before snapshot, 13 series and GPU samples, 14 load, 15 after snapshot,
+//! 16 the load's result brought in, 17 stop, 18 close. The files it writes:
+//! docs/run-folder.md.
 
 pub mod address;
 mod attach;

@@ -1,4 +1,4 @@
-//! Step 1, prepare (recorder.md §3.3): refuse a folder that already holds a run or a
+//! Step 1, prepare: refuse a folder that already holds a run or a
 //! command that cannot be split, create the folder, become the child subreaper, and the
 //! first manifest (outcome `running`).
 

@@ -1,4 +1,4 @@
-//! Step 11, the probe (recorder.md §3.3, §6): one request, then a burst, into
+//! Step 11, the probe (docs/tripwires.md#t7): one request, then a burst, into
 //! `probe.json`. A failed probe alone does not end the run; its T7 is printed as the
 //! analyzer reads it. A server that no longer answers its health check after the probe
 //! is down: the load is not run against it (a real vLLM whose engine died on the first

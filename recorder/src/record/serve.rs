@@ -1,6 +1,7 @@
-//! Steps 3, 6 and 7, serve mode (recorder.md §3.3, §3.7): the platform, the start in a
+//! Steps 3, 6 and 7, serve mode: the platform, the start in a
 //! new session, and the readiness wait that also proves ownership; the gate and the port
-//! (steps 4, 5) are `gate.rs`, the stop (§3.5) `stop.rs`.
+//! (steps 4, 5) are `gate.rs`, the stop (step 17) `stop.rs`. The ownership proof is
+//! T13's rule (docs/tripwires.md#t13).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};

@@ -1,4 +1,4 @@
-//! Steps 12 and 15, the snapshots (recorder.md §3.3): the metrics just before the load
+//! Steps 12 and 15, the snapshots: the metrics just before the load
 //! (a failure ends the run: the load is not run) and just after it (taken as soon as the
 //! load ended, however it ended).
 

@@ -1,4 +1,4 @@
-//! Step 17, stopping the server (recorder.md §3.5), always run in serve mode: the tree at
+//! Step 17, stopping the server, always run in serve mode: the tree at
 //! the stop into `processes.json`, then SIGTERM to the launched group with a bounded wait
 //! and SIGKILL, the sweep of owned processes left, and the clear-card rule, all recorded
 //! in `teardown.json`. A second signal skips every wait.
@@ -54,7 +54,8 @@ impl Run {
     }
 }
 
-/// Stops the launched server (recorder.md §3.5 steps 2–5). `allowed` is the number of
+/// Stops the launched server: SIGTERM to its group, the bounded wait, SIGKILL, the sweep of
+/// owned processes left, the clear-card rule. `allowed` is the number of
 /// stop signals already received: one more skips every wait. `card_timeout` is the
 /// clear-card rule's limit (120 s).
 fn stop_launched(server: &mut Server, fs: &ProcFs, allowed: usize, card_timeout: f64) -> Teardown {

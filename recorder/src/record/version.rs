@@ -1,4 +1,4 @@
-//! Step 10, the server's version (recorder.md §3.3): `GET /version`, then
+//! Step 10, the server's version: `GET /version`, then
 //! `GET /get_server_info` (5 s each); the first JSON object with a non-empty string
 //! `version` wins, stored with its endpoint. The analyzer decides whether to use it.
 

@@ -1,5 +1,6 @@
 //! Start-up failures (T12) and crashes after ready (T7), as the tracebacks the engines
-//! print. Each kind ends in the line the analyzer's classifier keys on (bootlog.md §5.2).
+//! print. Each kind ends in the line the analyzer's classifier keys on
+//! (`bootlog/classify.rs`).
 
 /// The traceback body (without any engine prefix) for a failure kind.
 pub fn traceback(kind: &str, site: &str) -> Vec<String> {

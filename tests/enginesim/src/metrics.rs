@@ -1,8 +1,9 @@
-//! Each engine's Prometheus text, from the engine's shared state. Names, labels and quirks
-//! follow formats.md §5: vLLM stamps every counter and histogram with `_created`; SGLang
-//! labels request counters with `is_streaming` and creates them on first use, exports the
-//! retraction counter only after the first retraction and rounds token usage to 0.01;
-//! TensorRT-LLM counts at request finish and shows gauges frozen at the last completion.
+//! Each engine's Prometheus text, from the engine's shared state. Names, labels and
+//! quirks follow the analyzer's engine table (`engine.rs`): vLLM stamps every counter and
+//! histogram with `_created`; SGLang labels request counters with `is_streaming` and
+//! creates them on first use, exports the retraction counter only after the first
+//! retraction and rounds token usage to 0.01; TensorRT-LLM counts at request finish and
+//! shows gauges frozen at the last completion.
 
 use std::fmt::Write;
 

@@ -1,5 +1,5 @@
 //! Python `repr` of JSON-like values: the engines print their arguments as Python dicts,
-//! and the analyzer reads them back with a Python-literal reader (bootlog.md §2.8).
+//! and the analyzer reads them back with a Python-literal reader (`bootlog/pylit.rs`).
 
 use serde_json::Value;
 

@@ -1,4 +1,4 @@
-//! "What the server did" (report.md §6): the Report's charts in their order, drawn by
+//! "What the server did": the Report's charts in their order, drawn by
 //! `crate::charts`; the section exists when at least one chart does.
 
 use leptos::prelude::*;

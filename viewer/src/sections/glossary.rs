@@ -1,4 +1,4 @@
-//! "Words used in this report" (report.md §4.5): the Report's glossary, folded.
+//! "Words used in this report": the Report's glossary, folded.
 
 use std::sync::Arc;
 

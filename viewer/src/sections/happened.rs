@@ -1,4 +1,4 @@
-//! "What happened" (report.md §4): the account, the headline tiles, the test and the
+//! "What happened": the account, the headline tiles, the test and the
 //! setup, and the glossary.
 
 use std::sync::Arc;

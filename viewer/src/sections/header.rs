@@ -1,4 +1,4 @@
-//! The report's head (report.md §2.1): title, meta line, the untested-version note, the
+//! The report's head: title, meta line, the untested-version note, the
 //! banner of a recording that did not complete, and the files that could not be read.
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! "What limited this run" (report.md §3): the Report's limit sentences, each marked as
+//! "What limited this run": the Report's limit sentences, each marked as
 //! having held the run back or not.
 
 use std::sync::Arc;

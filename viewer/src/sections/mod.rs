@@ -1,4 +1,5 @@
-//! The report of the run shown, one module per section in the order of report.md §2:
+//! The report of the run shown, one module per section in the page's order
+//! (docs/run-folder.md#report-html):
 //! header, what limited the run, what happened (with the glossary), results, a sweep's
 //! phases, a fleet's replicas, the replay of the KV cache, what the server did, the server that ran, the tripwire
 //! guide, footer; and the comparison of

@@ -1,4 +1,4 @@
-//! "Phases" (a sweep; checks/README.md, "Phases"): one row per phase of the load tool's
+//! "Phases" (a sweep; docs/tripwires.md#phases): one row per phase of the load tool's
 //! sweep (what it asked for, what the server ran, each tripwire's status, the worst),
 //! then the phase checks that need attention, in full. Nothing for a single benchmark.
 

@@ -6,23 +6,21 @@
 use std::sync::Arc;
 
 use analyzer::report::{ReplicaReport, Report};
+use analyzer::rules::registry::{self, Scope};
 use analyzer::Engine;
 use leptos::prelude::*;
 
 use super::finding::finding;
-
-/// The tripwires each replica is judged on, in the table's column order.
-const COLUMNS: [u8; 5] = [1, 8, 9, 10, 14];
 
 fn figure(v: Option<f64>) -> String {
     v.map_or("?".into(), analyzer::num::shortest)
 }
 
 fn row(r: &ReplicaReport, with_router: bool) -> impl IntoView {
-    let icons = COLUMNS
-        .iter()
+    // A column per tripwire a replica is judged on, in number order.
+    let icons = registry::judged_in(Scope::Replica)
         .map(|t| {
-            let c = r.checks.iter().find(|c| c.tripwire == *t);
+            let c = r.checks.iter().find(|c| c.tripwire == t);
             match c {
                 Some(c) => view! {
                     <td data-tripwire=c.id() data-status=c.status.as_str() title=format!("{}: {}", c.status.report_label(), c.message)>
@@ -68,7 +66,7 @@ pub fn Replicas(report: Arc<Report>) -> impl IntoView {
                                 <tr>
                                     <th>"replica"</th>
                                     <th>"instance"</th>
-                                    {COLUMNS.iter().map(|t| view! { <th>{format!("T{t}")}</th> }).collect_view()}
+                                    {registry::judged_in(Scope::Replica).map(|t| view! { <th>{t.id()}</th> }).collect_view()}
                                     <th>"peak running"</th>
                                     <th>"preemptions"</th>
                                     <th>"served"</th>

@@ -1,4 +1,4 @@
-//! "Results" (report.md §5): a count per status, the status note, what each status means
+//! "Results": a count per status, the status note, what each status means
 //! (`verdict::STATUS_MEANINGS`), the findings that need attention in full, and the passes
 //! and not-applicables folded under the Report's `folded_line`.
 

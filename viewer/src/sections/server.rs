@@ -1,4 +1,4 @@
-//! "The server that ran" (report.md §7): the boot facts and the GPU memory chart.
+//! "The server that ran": the boot facts and the GPU memory chart.
 
 use std::sync::Arc;
 

@@ -28,12 +28,7 @@ pub struct Aligned {
 }
 
 /// One replica's readings of a gauge on the grid: (instant, value), ascending.
-pub(super) fn on_grid(
-    s: &Series,
-    t0: f64,
-    step: f64,
-    gauge: fn(&Row) -> Option<f64>,
-) -> Vec<(i64, f64)> {
+pub fn on_grid(s: &Series, t0: f64, step: f64, gauge: fn(&Row) -> Option<f64>) -> Vec<(i64, f64)> {
     let mut out: Vec<(i64, f64)> = Vec::new();
     for r in &s.rows {
         let Some(v) = gauge(&r) else { continue };
