@@ -159,18 +159,37 @@ type Chart3d<'a> = ChartContext<
 /// The pool's edges, its ceiling as a shaded lid, and the server's gauge as a ring.
 fn pool_outline(ch: &mut Chart3d<'_>, r: &Replay, j: usize, p: &Palette) -> Option<()> {
     let c = r.ceiling;
-    let ring = |y: f64| vec![(0.0, y, 0.0), (POOL, y, 0.0), (POOL, y, POOL), (0.0, y, POOL), (0.0, y, 0.0)];
+    let ring = |y: f64| {
+        vec![
+            (0.0, y, 0.0),
+            (POOL, y, 0.0),
+            (POOL, y, POOL),
+            (0.0, y, POOL),
+            (0.0, y, 0.0),
+        ]
+    };
     let edges = [(0.0, 0.0), (POOL, 0.0), (POOL, POOL), (0.0, POOL)]
         .into_iter()
-        .map(|(x, z)| PathElement::new(vec![(x, 0.0, z), (x, c, z)], p.fg.mix(0.5).stroke_width(1)));
+        .map(|(x, z)| {
+            PathElement::new(vec![(x, 0.0, z), (x, c, z)], p.fg.mix(0.5).stroke_width(1))
+        });
     ch.draw_series(edges).ok()?;
-    ch.draw_series(std::iter::once(Polygon::new(ring(c), p.marker.mix(0.18).filled())))
-        .ok()?;
-    ch.draw_series(std::iter::once(PathElement::new(ring(c), p.marker.stroke_width(2))))
-        .ok()?;
+    ch.draw_series(std::iter::once(Polygon::new(
+        ring(c),
+        p.marker.mix(0.18).filled(),
+    )))
+    .ok()?;
+    ch.draw_series(std::iter::once(PathElement::new(
+        ring(c),
+        p.marker.stroke_width(2),
+    )))
+    .ok()?;
     if let Some(kv) = r.frames.kv.get(j).copied().flatten() {
-        ch.draw_series(std::iter::once(PathElement::new(ring(kv), p.lines[1].stroke_width(3))))
-            .ok()?;
+        ch.draw_series(std::iter::once(PathElement::new(
+            ring(kv),
+            p.lines[1].stroke_width(3),
+        )))
+        .ok()?;
     }
     Some(())
 }
@@ -216,7 +235,12 @@ fn pile(r: &Replay, j: usize, y1: f64, p: &Palette) -> Vec<Block> {
             let evicted = f.evicted.get(j).copied().unwrap_or(0.0).round() as usize;
             let h = if kv > 0.0 { h } else { y1 * 0.03 };
             for _ in 0..evicted.min(64) {
-                out.push(layer(y, h, p.marker.mix(0.12).filled(), p.marker.stroke_width(2)));
+                out.push(layer(
+                    y,
+                    h,
+                    p.marker.mix(0.12).filled(),
+                    p.marker.stroke_width(2),
+                ));
                 y += h;
             }
         }

@@ -52,8 +52,14 @@ fn figures(r: &Replay, j: usize) -> Vec<(String, String)> {
         .flatten()
         .map_or("–".to_string(), |v| fmt(v, 0));
     let mut out = vec![
-        ("Running".to_string(), count(f.running.get(j).copied().flatten())),
-        ("Waiting".to_string(), count(f.waiting.get(j).copied().flatten())),
+        (
+            "Running".to_string(),
+            count(f.running.get(j).copied().flatten()),
+        ),
+        (
+            "Waiting".to_string(),
+            count(f.waiting.get(j).copied().flatten()),
+        ),
         ("KV in use".to_string(), kv),
         (format!("{}s so far", capitalised(&r.eviction)), evictions),
         ("Output tokens/s".to_string(), tokens),
@@ -93,7 +99,11 @@ fn sentence(r: &Replay, j: usize) -> String {
     let mut s = format!("At {} s: {}.", fmt(t, 1), parts.join(", "));
     let evicted = r.frames.evicted.get(j).copied().unwrap_or(0.0);
     if evicted > 0.0 {
-        s.push_str(&format!(" {} {} here.", fmt(evicted, 0), plural(&r.eviction, evicted)));
+        s.push_str(&format!(
+            " {} {} here.",
+            fmt(evicted, 0),
+            plural(&r.eviction, evicted)
+        ));
     }
     s
 }
