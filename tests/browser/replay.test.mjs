@@ -142,7 +142,8 @@ function counterRises(dir) {
   return { rises: out, readings: lines.length };
 }
 
-/** Plays at `speed`, checks the moment moves, pauses, checks it stays. */
+/** Plays at `speed` (slow enough that the recording does not end within a second),
+ * checks the moment moves, pauses, checks it stays. */
 async function playPause(page, speed) {
   await page.selectOption("#replay-speed", String(speed));
   const before = await state(page);
@@ -194,7 +195,7 @@ test("the seed-like vLLM run with per-request times: plays, pauses, seeks; colum
     await sceneDrawn(page);
     assert.equal(await chartCursor(page), null, "no replay cursor on the charts before the replay is touched");
 
-    await playPause(page, 10);
+    await playPause(page, 5);
 
     // Every rise of the counter: its frame drops as many columns, the figures count it.
     let lastCursor = -1;
@@ -320,7 +321,8 @@ for (const [name, engineWord, counted] of [
       } else {
         assert.ok(drawn.bg.reduce((a, b) => a + b, 0) > 600, `a light scene: background ${drawn.bg}`);
       }
-      await playPause(page, 10);
+      // Slowly: a short recording must not end between playing and pausing.
+      await playPause(page, 2);
       await page.focus("#replay canvas");
       await page.keyboard.press("End");
       const end = await state(page);

@@ -16,12 +16,12 @@ pub const WIDTH: u32 = 880;
 pub const HEIGHT: u32 = 440;
 
 /// Column places per row of the floor.
-const PER_ROW: usize = 16;
+const PER_ROW: usize = 12;
 /// Queue cubes drawn at most, in rows of [`QUEUE_ROW`] (the figures give the count).
 const QUEUE_MAX: usize = 40;
-const QUEUE_ROW: usize = 5;
+const QUEUE_ROW: usize = 4;
 /// The pool's footprint, a square of this side.
-const POOL: f64 = 4.0;
+const POOL: f64 = 5.0;
 
 /// Where the scene's parts sit on the floor (x across, z into the picture).
 #[derive(Debug, Clone, Copy)]
@@ -87,16 +87,16 @@ pub fn draw(canvas: &web_sys::HtmlCanvasElement, r: &Replay, j: usize, y1: f64) 
         .build_cartesian_3d(0.0..l.x1, 0.0..y1, 0.0..l.z1)
         .ok()?;
     // The floor's proportions kept: x and z at the same pixels per unit.
-    let across = 640;
-    ch.set_3d_pixel_range((across, 300, (across as f64 * l.z1 / l.x1) as i32));
+    let across = 700;
+    ch.set_3d_pixel_range((across, 330, (across as f64 * l.z1 / l.x1) as i32));
     ch.with_projection(|mut pb| {
-        pb.yaw = 0.38;
-        pb.pitch = 0.42;
-        pb.scale = 0.95;
+        pb.yaw = 0.32;
+        pb.pitch = 0.36;
+        pb.scale = 1.0;
         pb.into_matrix()
     });
-    let unit = r.unit.clone();
-    let y_label = move |v: &f64| format!("{} {unit}", fmt(*v, 0));
+    // Heights as plain numbers: the unit is named beside the scene.
+    let y_label = |v: &f64| fmt(*v, 0);
     let none = |_: &f64| String::new();
     ch.configure_axes()
         .x_labels(2)
@@ -131,15 +131,17 @@ pub fn draw(canvas: &web_sys::HtmlCanvasElement, r: &Replay, j: usize, y1: f64) 
     }
     pool_outline(&mut ch, r, j, &p)?;
     let font = label_font(&p);
+    // Named on the floor in front of each part (the nearer side is the larger z).
     let labels = [
-        ("KV pool", POOL / 2.0 - 1.0),
+        ("KV pool", 0.0),
         ("running requests", l.columns_x0),
         ("queue", l.queue_x0),
     ];
+    let front = l.z1 + 0.4;
     ch.draw_series(
         labels
             .into_iter()
-            .map(|(text, x)| Text::new(text, (x, 0.0, -0.6), font.clone())),
+            .map(|(text, x)| Text::new(text, (x, 0.0, front), font.clone())),
     )
     .ok()?;
     root.present().ok()?;

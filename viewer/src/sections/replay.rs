@@ -261,6 +261,14 @@ pub fn ReplaySection(replay: Arc<Replay>, theme: RwSignal<u32>) -> impl IntoView
         Mode::Aggregate => "aggregate",
     };
     let description = format!("{}. {}", replay.title, replay.caption);
+    let unit_note = match replay.block_tokens.filter(|_| replay.unit == "blocks") {
+        Some(b) => format!("Heights in KV blocks of {} tokens.", fmt(b, 0)),
+        None => format!("Heights in {}.", replay.unit),
+    };
+    let (legend_pile, legend_out) = match replay.mode {
+        Mode::Requests => ("a request's blocks", "a request thrown out"),
+        Mode::Aggregate => ("a running request's share", "thrown out here"),
+    };
     Some(view! {
         <section id="replay" aria-labelledby="replay-h">
             <h2 id="replay-h">{replay.title.clone()}</h2>
@@ -323,6 +331,7 @@ pub fn ReplaySection(replay: Arc<Replay>, theme: RwSignal<u32>) -> impl IntoView
                             on:keydown=on_key
                         ></canvas>
                     </div>
+                    <div class="replay-side">
                     <dl class="replay-figures" id="replay-figures">
                         {move || {
                             figures_now()
@@ -331,6 +340,15 @@ pub fn ReplaySection(replay: Arc<Replay>, theme: RwSignal<u32>) -> impl IntoView
                                 .collect_view()
                         }}
                     </dl>
+                    <ul class="legend replay-legend" aria-label="Legend">
+                        <li><span class="swatch swatch-ceiling" aria-hidden="true"></span>"the pool's ceiling"</li>
+                        <li><span class="swatch swatch-2" aria-hidden="true"></span>"the server's KV gauge"</li>
+                        <li><span class="swatch swatch-1" aria-hidden="true"></span>{legend_pile}</li>
+                        <li><span class="swatch swatch-out" aria-hidden="true"></span>{legend_out}</li>
+                        <li><span class="swatch swatch-queue" aria-hidden="true"></span>"a waiting request"</li>
+                    </ul>
+                    <p class="note" id="replay-unit">{unit_note}</p>
+                    </div>
                 </div>
                 <p
                     class="visually-hidden"
