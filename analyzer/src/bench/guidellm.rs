@@ -70,7 +70,7 @@ fn requests(b: &Json, file: (&str, Option<usize>), p: &str) -> Option<Requests> 
     let window = |k: &str| at(b, &["scheduler_metrics", k]).and_then(Json::as_f64);
     let (from, to) = (window("measure_start_time"), window("measure_end_time"));
     let mut found: Vec<Implausible> = Vec::new();
-    let mut rows: Vec<Record> = Vec::new();
+    let mut rows: Vec<(f64, Option<f64>, Option<f64>)> = Vec::new();
     for kind in ["successful", "errored", "incomplete"] {
         let Some(list) = lists.get(kind).and_then(Json::as_array) else {
             continue;
@@ -103,38 +103,23 @@ fn requests(b: &Json, file: (&str, Option<usize>), p: &str) -> Option<Requests> 
                 .filter(|&s| s > 0.0),
                 _ => None,
             };
-            let prompt = gate("prompt_tokens", Quantity::Count, num("prompt_tokens"));
-            let output = gate("output_tokens", Quantity::Count, num("output_tokens"));
-            rows.push(Record {
-                start,
-                ttft,
-                latency,
-                prompt,
-                output,
-            });
+            rows.push((start, ttft, latency));
         }
     }
     if rows.is_empty() {
         return None;
     }
-    rows.sort_by(|a, b| a.start.total_cmp(&b.start));
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
     Some(Requests {
-        ttft_s: rows.iter().map(|r| r.ttft).collect(),
-        start_s: Some(rows.iter().map(|r| Some(r.start)).collect()),
-        latency_s: Some(rows.iter().map(|r| r.latency).collect()),
-        prompt_tokens: Some(rows.iter().map(|r| r.prompt).collect()),
-        output_tokens: Some(rows.iter().map(|r| r.output).collect()),
+        ttft_s: rows.iter().map(|r| r.1).collect(),
+        start_s: Some(rows.iter().map(|r| Some(r.0)).collect()),
+        latency_s: Some(rows.iter().map(|r| r.2).collect()),
+        // No tokens per request are read from these records: the replay takes the run's
+        // averages.
+        prompt_tokens: None,
+        output_tokens: None,
         implausible: found,
     })
-}
-
-/// One request record as read (`requests`).
-struct Record {
-    start: f64,
-    ttft: Option<f64>,
-    latency: Option<f64>,
-    prompt: Option<f64>,
-    output: Option<f64>,
 }
 
 /// Requests of one benchmark left out of its metrics (its warm-up and cool-down): the

@@ -98,8 +98,9 @@ pub struct Requests {
     pub start_s: Option<Vec<Option<f64>>>,
     pub latency_s: Option<Vec<Option<f64>>>,
     /// Each request's prompt and output tokens, when the client saved them (vLLM's
-    /// `input_lens` and `output_lens`, AIPerf's input and output sequence lengths): the
-    /// replay's per-request columns (`insights::replay`).
+    /// `input_lens` and `output_lens`, AIPerf's input and output sequence lengths; not
+    /// read from GuideLLM's records): the replay's per-request columns
+    /// (`insights::replay`).
     pub prompt_tokens: Option<Vec<Option<f64>>>,
     pub output_tokens: Option<Vec<Option<f64>>>,
     /// Values the gate refused, each named by its array and index (`ttfts[3]`).
