@@ -3,9 +3,25 @@
 
 use std::collections::HashMap;
 
-use crate::json::Json;
+use serde::Serialize;
+
 use crate::num::fixed;
 use crate::snapshot::Snapshot;
+
+/// A restart as a check's evidence: what moved (the `_created` stamps, or a counter
+/// that went down), and its value before and after.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RestartEvidence {
+    pub restarted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_changed: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub example: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counter: Option<String>,
+    pub before: f64,
+    pub after: f64,
+}
 
 /// The server process was replaced between the snapshots.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,31 +43,34 @@ pub enum Restart {
 
 impl Restart {
     /// The evidence of a restart, starting with `restarted: true`.
-    pub fn evidence(&self) -> Vec<(String, Json)> {
-        let mut ev = vec![("restarted".to_string(), Json::Bool(true))];
+    pub fn evidence(&self) -> RestartEvidence {
         match self {
             Restart::Stamps {
                 changed,
                 example,
                 before,
                 after,
-            } => {
-                ev.push(("created_changed".into(), Json::from(*changed)));
-                ev.push(("example".into(), Json::from(example.as_str())));
-                ev.push(("before".into(), Json::Float(*before)));
-                ev.push(("after".into(), Json::Float(*after)));
-            }
+            } => RestartEvidence {
+                restarted: true,
+                created_changed: Some(*changed),
+                example: Some(example.clone()),
+                counter: None,
+                before: *before,
+                after: *after,
+            },
             Restart::Decrease {
                 counter,
                 before,
                 after,
-            } => {
-                ev.push(("counter".into(), Json::from(counter.as_str())));
-                ev.push(("before".into(), Json::Float(*before)));
-                ev.push(("after".into(), Json::Float(*after)));
-            }
+            } => RestartEvidence {
+                restarted: true,
+                created_changed: None,
+                example: None,
+                counter: Some(counter.clone()),
+                before: *before,
+                after: *after,
+            },
         }
-        ev
     }
 
     /// One sentence for people.

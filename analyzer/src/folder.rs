@@ -202,8 +202,8 @@ pub fn load(
     dir: &str,
     names: &[&str],
     read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
-) -> crate::analysis::RunInput {
-    use crate::analysis::{BenchInput, InputFile, RunInput};
+) -> crate::inputs::RunInput {
+    use crate::inputs::{BenchInput, InputFile, RunInput};
     let found = discover(names);
     let file = |name: &Option<String>| -> Option<InputFile> {
         let n = name.as_ref()?;
@@ -262,7 +262,7 @@ pub fn load(
 }
 
 /// A candidate that parses as a result with both counts.
-fn usable(f: &crate::analysis::InputFile) -> Option<crate::bench::BenchResult> {
+fn usable(f: &crate::inputs::InputFile) -> Option<crate::bench::BenchResult> {
     let b = f.bytes.as_ref().ok()?;
     crate::bench::BenchResult::read(&f.name, b)
         .ok()
@@ -275,8 +275,8 @@ fn usable(f: &crate::analysis::InputFile) -> Option<crate::bench::BenchResult> {
 /// first usable candidate is then the result, as before).
 fn unrecorded_runs(
     candidates: &[String],
-    file: &dyn Fn(&Option<String>) -> Option<crate::analysis::InputFile>,
-) -> Vec<crate::analysis::BenchInput> {
+    file: &dyn Fn(&Option<String>) -> Option<crate::inputs::InputFile>,
+) -> Vec<crate::inputs::BenchInput> {
     let one_run = |r: &crate::bench::BenchResult| {
         r.tool.is_none() && r.phases.is_empty() && r.date_end_wall.is_some()
     };
@@ -286,7 +286,7 @@ fn unrecorded_runs(
             continue;
         };
         match usable(&f) {
-            Some(r) if one_run(&r) => runs.push(crate::analysis::BenchInput {
+            Some(r) if one_run(&r) => runs.push(crate::inputs::BenchInput {
                 evidence_path: f.name.clone(),
                 file: f,
             }),

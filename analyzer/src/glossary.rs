@@ -5,7 +5,17 @@ use crate::engine::Engine;
 
 /// The report's glossary: 18 terms in a fixed order, each with a short
 /// plain definition; a few depend on the engine.
-pub fn glossary(engine: Engine) -> Vec<(&'static str, String)> {
+/// The terms whose definitions depend on the engine.
+struct EngineWords {
+    kv_block: &'static str,
+    null_block: String,
+    ceiling: &'static str,
+    preemption: String,
+    tokens_per_s: String,
+    backend_flag: &'static str,
+}
+
+fn engine_words(engine: Engine) -> EngineWords {
     let name = engine.display();
     let kv_block = match engine {
         Engine::Vllm => {
@@ -82,6 +92,40 @@ pub fn glossary(engine: Engine) -> Vec<(&'static str, String)> {
         Engine::Trtllm => "the `attn_backend` setting",
         _ => "`--attention-backend`",
     };
+    EngineWords {
+        kv_block,
+        null_block,
+        ceiling,
+        preemption,
+        tokens_per_s,
+        backend_flag,
+    }
+}
+
+pub fn glossary(engine: Engine) -> Vec<(&'static str, String)> {
+    let name = engine.display();
+    let EngineWords {
+        kv_block,
+        null_block,
+        ceiling,
+        preemption,
+        tokens_per_s,
+        backend_flag,
+    } = engine_words(engine);
+    let mut terms = basics(name);
+    terms.extend([
+        ("KV block", kv_block.to_string()),
+        ("Null block", null_block),
+        ("Fit in cache (ceiling)", ceiling.to_string()),
+        ("Preemption", preemption),
+        ("Output tokens per second", tokens_per_s),
+    ]);
+    terms.extend(reading_the_run(name, backend_flag));
+    terms
+}
+
+/// The words every report uses, whatever the engine.
+fn basics(name: &str) -> Vec<(&'static str, String)> {
     vec![
         (
             "Token",
@@ -131,11 +175,12 @@ pub fn glossary(engine: Engine) -> Vec<(&'static str, String)> {
                  settings can give a different pool next time (T4, T11)."
             ),
         ),
-        ("KV block", kv_block.to_string()),
-        ("Null block", null_block),
-        ("Fit in cache (ceiling)", ceiling.to_string()),
-        ("Preemption", preemption),
-        ("Output tokens per second", tokens_per_s),
+    ]
+}
+
+/// The words of where the figures come from: the server's log, its readings, its kernels.
+fn reading_the_run(name: &str, backend_flag: &str) -> Vec<(&'static str, String)> {
+    vec![
         (
             "Time to first token",
             "How long a request waits, from being sent, until the first piece of its answer \

@@ -38,6 +38,19 @@ pub struct Banner {
     pub what_broke: Vec<String>,
 }
 
+impl Banner {
+    /// The banner of a recording that did not complete, from its manifest.
+    fn of(m: &Manifest) -> Option<Banner> {
+        let state = m.outcome_state.clone()?;
+        (state != "completed").then(|| Banner {
+            state,
+            stage: m.outcome_stage.clone(),
+            problem: m.outcome_problem.clone(),
+            what_broke: Vec::new(),
+        })
+    }
+}
+
 /// The report of one run.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -76,7 +89,7 @@ pub struct Report {
     pub skipped: Vec<crate::inputs::Skipped>,
     /// Where the load started on the charts' time axis, found from every reading before
     /// the charts were reduced (for comparing runs; not written to `results.json`).
-    pub load_start: (Option<f64>, crate::compare::Alignment),
+    pub load_start: (Option<f64>, crate::insights::load_start::Alignment),
     /// A fleet's replicas, each with its own verdicts (empty for a single server).
     pub replicas: Vec<ReplicaReport>,
     /// The page's replay of the KV cache over time (`insights::replay`).
@@ -103,24 +116,80 @@ pub struct ReportInputs<'a> {
     pub utc_offset_min: i32,
 }
 
+/// The report's title: the one given, the recorder's, else the engine and its version.
+fn title(inputs: &ReportInputs<'_>, engine: Engine) -> String {
+    let facts = inputs.logs.first().map(|l| &l.facts);
+    inputs
+        .title
+        .clone()
+        .or_else(|| inputs.manifest.and_then(|m| m.title.clone()))
+        .unwrap_or_else(|| match facts {
+            None => "Tripwire report".to_string(),
+            Some(f) => {
+                let name = f.engine.unwrap_or(engine).display();
+                match f.version() {
+                    Some(v) => format!("{name} {v} run"),
+                    None => format!("{name} run"),
+                }
+            }
+        })
+}
+
+/// The base names of the files read, in the order the report lists them.
+fn made_from(run_input: &RunInput) -> Vec<String> {
+    run_input
+        .boot_logs
+        .iter()
+        .chain(
+            [&run_input.before, &run_input.after, &run_input.series]
+                .into_iter()
+                .flatten(),
+        )
+        .chain(run_input.bench.iter().map(|b| &b.file))
+        .chain(
+            [
+                &run_input.manifest,
+                &run_input.gate,
+                &run_input.probe,
+                &run_input.teardown,
+                &run_input.gpu,
+                &run_input.aiperf_server,
+            ]
+            .into_iter()
+            .flatten(),
+        )
+        .map(|f| crate::text::base_name(&f.name).to_string())
+        .collect()
+}
+
+/// The meta line's parts: engine and version, model, pool, concurrency asked for.
+fn meta(inputs: &ReportInputs<'_>, engine: Engine) -> Vec<String> {
+    let mut meta = Vec::new();
+    if let Some(f) = inputs.logs.first().map(|l| &l.facts) {
+        meta.push(match f.version() {
+            Some(v) => format!("{} {v}", f.engine.unwrap_or(engine).display()),
+            None => f.engine.unwrap_or(engine).display().to_string(),
+        });
+        if let Some(m) = f.model() {
+            meta.push(crate::text::base_name(m).to_string());
+        }
+        if let Some(p) = f.kv_pool_tokens {
+            meta.push(format!("{}-token KV pool", thousands(p as f64)));
+        }
+    } else if let Some(e) = inputs.engine {
+        meta.push(e.display().to_string());
+    }
+    if let Some(r) = inputs.requested {
+        meta.push(format!("concurrency asked for: {r}"));
+    }
+    meta
+}
+
 impl Report {
     pub fn build(inputs: ReportInputs<'_>) -> Report {
         let facts = inputs.logs.first().map(|l| &l.facts);
         let engine = inputs.engine.unwrap_or(Engine::Vllm);
-        let title = inputs
-            .title
-            .clone()
-            .or_else(|| inputs.manifest.and_then(|m| m.title.clone()))
-            .unwrap_or_else(|| match facts {
-                None => "Tripwire report".to_string(),
-                Some(f) => {
-                    let name = f.engine.unwrap_or(engine).display();
-                    match f.version() {
-                        Some(v) => format!("{name} {v} run"),
-                        None => format!("{name} run"),
-                    }
-                }
-            });
+        let title = title(&inputs, engine);
         let summary = Summary::build(engine, inputs.pair, inputs.series);
         let rejected = inputs
             .logs
@@ -163,64 +232,16 @@ impl Report {
                 load_started_wall: inputs.manifest.and_then(|m| m.load_started_wall),
             })
         });
-        let load_start = crate::compare::find_load_start(
+        let load_start = crate::insights::load_start::find_load_start(
             &charts,
             inputs.engine,
             inputs.bench.and_then(|b| b.duration),
         );
         // The Report keeps what a screen shows, never every sample of a long recording.
         charts.reduce(engine);
-        let run_input = inputs.input;
-        let made_from: Vec<String> = run_input
-            .boot_logs
-            .iter()
-            .chain(
-                [&run_input.before, &run_input.after, &run_input.series]
-                    .into_iter()
-                    .flatten(),
-            )
-            .chain(run_input.bench.iter().map(|b| &b.file))
-            .chain(
-                [
-                    &run_input.manifest,
-                    &run_input.gate,
-                    &run_input.probe,
-                    &run_input.teardown,
-                    &run_input.gpu,
-                    &run_input.aiperf_server,
-                ]
-                .into_iter()
-                .flatten(),
-            )
-            .map(|f| crate::text::base_name(&f.name).to_string())
-            .collect();
-        let mut meta = Vec::new();
-        if let Some(f) = facts {
-            meta.push(match f.version() {
-                Some(v) => format!("{} {v}", f.engine.unwrap_or(engine).display()),
-                None => f.engine.unwrap_or(engine).display().to_string(),
-            });
-            if let Some(m) = f.model() {
-                meta.push(crate::text::base_name(m).to_string());
-            }
-            if let Some(p) = f.kv_pool_tokens {
-                meta.push(format!("{}-token KV pool", thousands(p as f64)));
-            }
-        } else if let Some(e) = inputs.engine {
-            meta.push(e.display().to_string());
-        }
-        if let Some(r) = inputs.requested {
-            meta.push(format!("concurrency asked for: {r}"));
-        }
-        let banner = inputs.manifest.and_then(|m| {
-            let state = m.outcome_state.clone()?;
-            (state != "completed").then(|| Banner {
-                state,
-                stage: m.outcome_stage.clone(),
-                problem: m.outcome_problem.clone(),
-                what_broke: Vec::new(),
-            })
-        });
+        let made_from = made_from(inputs.input);
+        let meta = meta(&inputs, engine);
+        let banner = inputs.manifest.and_then(Banner::of);
         let account = account::account(engine, &summary, inputs.requested, rejected);
         let tiles = account::tiles(&account::TileInputs {
             engine,

@@ -26,7 +26,6 @@ pub use rows::{present, Field, Rows};
 
 pub mod align;
 mod rows;
-pub mod window;
 
 /// A whole series file.
 #[derive(Debug, Clone, Default, PartialEq)]

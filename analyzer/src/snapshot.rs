@@ -164,6 +164,14 @@ pub fn quantity_of(name: &str) -> Option<Quantity> {
     None
 }
 
+/// The engine a set of snapshots names, by the union of their metric names.
+pub fn snapshots_engine(snaps: &[&Snapshot]) -> Option<Engine> {
+    let mut names: Vec<&str> = snaps.iter().flat_map(|s| s.metrics.names()).collect();
+    names.sort_unstable();
+    names.dedup();
+    Engine::from_metric_names(names)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

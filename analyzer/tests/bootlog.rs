@@ -102,7 +102,7 @@ fn every_check_log_case_matches_the_expected_verdicts() {
             if r.status.as_str() != status {
                 local.push(format!("status want {status} got {}", r.status.as_str()));
             }
-            let ev = Json::Obj(r.evidence.clone());
+            let ev = Json::Obj(r.evidence());
             for (k, w) in want.get("evidence").unwrap().as_object().unwrap() {
                 match ev.get(k) {
                     Some(g) => same(w, g, k, &mut local),
@@ -169,8 +169,11 @@ fn single_log_results_are_sourced_without_prefix() {
         assert_eq!(x.source.as_deref(), Some("boot.log"));
         assert!(!x.message.starts_with("boot.log: "));
     }
-    assert_eq!(r[1].evidence("lineno"), Some(&Json::Int(207)));
-    assert_eq!(r[1].evidence("admission_rejections"), Some(&Json::Int(16)));
+    assert_eq!(r[1].evidence_value("lineno"), Some(Json::Int(207)));
+    assert_eq!(
+        r[1].evidence_value("admission_rejections"),
+        Some(Json::Int(16))
+    );
     assert_eq!(exit_status(&r, false, false), 0);
 }
 
@@ -556,7 +559,8 @@ fn a_changed_pool_line_is_unparsed_not_guessed() {
         (last.id(), last.status.as_str()),
         ("T12".to_string(), "unknown")
     );
-    let list = last.evidence("unparsed").unwrap().as_array().unwrap();
+    let list = last.evidence_value("unparsed").unwrap();
+    let list = list.as_array().unwrap();
     assert_eq!(list[0].get("lineno"), Some(&Json::Int(50)));
     assert_eq!(check_logs(&read, false).len(), with.len() - 1);
 }
@@ -664,11 +668,11 @@ fn comparing_starts() {
     assert_eq!(t4.len(), 1);
     assert_eq!(t4[0].status.as_str(), "pass");
     assert_eq!(
-        t4[0].evidence("pools").unwrap().to_compact(),
+        t4[0].evidence_value("pools").unwrap().to_compact(),
         r#"{"boot_cudagraphs.log": 26093, "boot.log": 26093, "run_preempted_silently.log": 26093}"#
     );
     assert_eq!(
-        t4[0].evidence("not_compared").unwrap().to_compact(),
+        t4[0].evidence_value("not_compared").unwrap().to_compact(),
         r#"["boot_fail_cccl_headers.log"]"#
     );
     let t11: Vec<&CheckResult> = r
@@ -691,7 +695,7 @@ fn comparing_starts() {
     assert_eq!(t4.status.as_str(), "warn");
     assert!(t4.message.contains("11.63%"), "{}", t4.message);
     assert_eq!(
-        t4.evidence("levels").unwrap().to_compact(),
+        t4.evidence_value("levels").unwrap().to_compact(),
         "[26093, 29127]"
     );
     let t11 = r
@@ -758,7 +762,14 @@ fn comparing_starts() {
         .find(|r| r.tripwire == Tripwire::PoolSizeJump)
         .unwrap();
     assert_eq!(t4.status.as_str(), "pass");
-    assert_eq!(t4.evidence("pools").unwrap().as_object().unwrap().len(), 3);
+    assert_eq!(
+        t4.evidence_value("pools")
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .len(),
+        3
+    );
 }
 
 #[test]
@@ -789,7 +800,7 @@ fn trtllm_starts_with_different_pools_are_compared() {
         .unwrap();
     assert_eq!(t4.status.as_str(), "warn");
     assert_eq!(
-        t4.evidence("levels").unwrap().to_compact(),
+        t4.evidence_value("levels").unwrap().to_compact(),
         "[20960, 37760]"
     );
     let t11 = r

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use analyzer::docs::manifest::EngineFrom;
 use analyzer::rules::t02_orphaned_engine as t02;
 use analyzer::Engine;
-use clap::{Args, Parser, Subcommand};
+use anyhow::Context;
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::commands;
 use crate::flags;
@@ -44,7 +45,7 @@ Start here:
 #[derive(Parser, Debug)]
 #[command(
     name = "inferlint-recorder",
-    version,
+    version = inferlint::version::VERSION,
     about = "Start, probe, record and stop an LLM inference server around a benchmark run",
     after_help = EXAMPLES
 )]
@@ -111,6 +112,27 @@ pub enum Cmd {
   inferlint-recorder teardown --engine vllm
   inferlint-recorder teardown --run run/      # only the server the recorder of run/ started")]
     Teardown(TeardownArgs),
+    /// Print the shell completion script (bash, zsh, fish, elvish or powershell)
+    #[command(after_help = "Examples:
+  inferlint-recorder completions bash > ~/.local/share/bash-completion/completions/inferlint-recorder
+  inferlint-recorder completions fish > ~/.config/fish/completions/inferlint-recorder.fish")]
+    Completions(CompletionsArgs),
+    /// Write the man pages (inferlint-recorder.1, inferlint-recorder-record.1, …) into a folder
+    Man(ManArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete in
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: inferlint::shell::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// The folder to write the pages into (made when missing)
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -342,6 +364,14 @@ pub fn main(argv: Vec<std::ffi::OsString>) -> i32 {
         Cmd::Probe(a) => commands::probe(a),
         Cmd::GpuInspect(a) => commands::gpu_inspect(a),
         Cmd::Teardown(a) => commands::teardown(a),
+        Cmd::Completions(a) => {
+            inferlint::shell::completions(Cli::command(), a.shell, &mut std::io::stdout())
+                .map(|()| 0)
+                .context("cannot print the completions")
+        }
+        Cmd::Man(a) => inferlint::shell::man_pages(Cli::command(), &a.dir)
+            .map(|()| 0)
+            .with_context(|| format!("cannot write the man pages into {}", a.dir.display())),
     };
     match r {
         Ok(code) => code,

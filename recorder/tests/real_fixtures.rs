@@ -37,8 +37,7 @@ fn evidence(a: &Analysis, id: &str, key: &str) -> Json {
         .checks
         .iter()
         .find(|c| c.id() == id)
-        .and_then(|c| c.evidence(key))
-        .cloned()
+        .and_then(|c| c.evidence_value(key))
         .unwrap_or(Json::Null)
 }
 
@@ -143,10 +142,13 @@ fn a_crash_on_the_first_request() {
         .report
         .checks
         .iter()
-        .find(|c| c.id() == "T7" && c.evidence("kind").is_some())
+        .find(|c| c.id() == "T7" && c.evidence_value("kind").is_some())
         .unwrap();
     assert_eq!(
-        from_log.evidence("kind").and_then(Json::as_str),
+        from_log
+            .evidence_value("kind")
+            .as_ref()
+            .and_then(Json::as_str),
         Some("runtime_error")
     );
     assert!(from_log
@@ -281,17 +283,21 @@ fn two_starts_with_different_pools() {
     let t11 = get("T11");
     assert_eq!(t11.status, analyzer::Status::Pass, "{}", t11.message);
     assert_eq!(
-        t11.evidence("available_kv_cache_gib").map(Json::to_compact),
+        t11.evidence_value("available_kv_cache_gib")
+            .as_ref()
+            .map(Json::to_compact),
         Some(r#"{"fits/boot.log": 1.0, "small-pool/boot.log": 1.0}"#.to_string())
     );
     let t4 = get("T4");
     assert_eq!(t4.status, analyzer::Status::Warn);
     assert_eq!(
-        t4.evidence("levels").map(Json::to_compact),
+        t4.evidence_value("levels").as_ref().map(Json::to_compact),
         Some("[384, 2048]".to_string())
     );
     assert_eq!(
-        t4.evidence("num_gpu_blocks_override").map(Json::to_compact),
+        t4.evidence_value("num_gpu_blocks_override")
+            .as_ref()
+            .map(Json::to_compact),
         Some(r#"{"fits/boot.log": 64, "small-pool/boot.log": 12}"#.to_string())
     );
     // No T12 "unknown" for lines of an unknown format: every fact line parsed.

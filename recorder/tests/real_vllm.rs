@@ -57,7 +57,10 @@ fn check<'a>(a: &'a Analysis, id: &str) -> &'a analyzer::CheckResult {
 }
 
 fn evidence_f64(a: &Analysis, id: &str, key: &str) -> Option<f64> {
-    check(a, id).evidence(key).and_then(Json::as_f64)
+    check(a, id)
+        .evidence_value(key)
+        .as_ref()
+        .and_then(Json::as_f64)
 }
 
 /// A counter's total in a snapshot file (all label sets summed).
@@ -277,11 +280,12 @@ fn starts_that_fail() {
         assert_eq!(status(&v, "T12"), "fail", "{case}: {v:?}");
         let t12 = check(&a, "T12");
         assert_eq!(
-            t12.evidence("kind").and_then(Json::as_str),
+            t12.evidence_value("kind").as_ref().and_then(Json::as_str),
             Some(kind),
             "{case}: {t12:?}"
         );
-        let line = t12.evidence("line").and_then(Json::as_str).unwrap();
+        let line = t12.evidence_value("line");
+        let line = line.as_ref().and_then(Json::as_str).unwrap();
         assert!(line.contains(words), "{case}: {line}");
         assert!(t12.message.contains("start-up"), "{case}: {}", t12.message);
         assert_eq!(left_of(&run), [], "{case}: left running");
@@ -324,7 +328,7 @@ fn a_crash_on_the_first_request() {
         .report
         .checks
         .iter()
-        .find(|c| c.id() == "T7" && c.evidence("kind").is_some())
+        .find(|c| c.id() == "T7" && c.evidence_value("kind").is_some())
         .expect("T7 from the log");
     assert!(from_log
         .message
@@ -332,7 +336,7 @@ fn a_crash_on_the_first_request() {
     for id in ["T8", "T15"] {
         assert_eq!(status(&v, id), "unknown", "{id}: {v:?}");
         let c = check(&a, id);
-        assert!(c.evidence("server_down").is_some(), "{id}: {c:?}");
+        assert!(c.evidence_value("server_down").is_some(), "{id}: {c:?}");
         assert!(c.message.contains("was down"), "{id}: {}", c.message);
     }
     assert_eq!(left_of(&run), [], "left running");

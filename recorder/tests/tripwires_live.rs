@@ -149,7 +149,8 @@ impl Recorded {
 
     fn evidence(&self, tripwire: u8, key: &str) -> f64 {
         self.result(tripwire)
-            .evidence(key)
+            .evidence_value(key)
+            .as_ref()
             .and_then(Json::as_f64)
             .unwrap_or_else(|| panic!("T{tripwire} has no {key}"))
     }

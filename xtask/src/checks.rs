@@ -3,14 +3,14 @@
 //! analyzer's wasm build and a short run of every fuzz target; the real-engine tier when
 //! its environment is there (`real.rs`); the fleet tier, its tools installed when missing
 //! (`fleet.rs`); the load-tools tier, AIPerf installed when missing and GuideLLM when asked
-//! (`loadtools.rs`).
+//! (`loadtools.rs`); the wheel installed as a user installs it (`dist.rs`).
 
 use std::path::Path;
 use std::process::Command;
 
 use anyhow::Result;
 
-use crate::browser::browser_tests;
+use crate::browser::browser_tests_with;
 use crate::viewer::viewer;
 use crate::{cargo, ensure_wasm_target, recorded, root, run};
 
@@ -19,25 +19,18 @@ pub(crate) fn test() -> Result<()> {
     // tests below open the one-file reports it writes.
     viewer()?;
     run(cargo().args(["test", "--workspace"]))?;
+    // The wheel, installed and run as a user would (`dist.rs`). Its release binaries (the
+    // ones users get) serve every step below: one release build instead of two.
+    let release = crate::dist::in_test()?;
+    let bin = release.join("inferlint");
     // The project's own corrupted-input trial: one named case per hostile change.
-    run(cargo().args([
-        "build",
-        "--release",
-        "-q",
-        "-p",
-        "inferlint",
-        "-p",
-        "recorder",
-    ]))?;
     run(Command::new("python3")
         .arg(root().join("tests/trials/bad_input.py"))
-        .arg(root().join("target/release/inferlint"))
-        .arg(root().join("target/release/inferlint-recorder"))
+        .arg(&bin)
+        .arg(release.join("inferlint-recorder"))
         .arg(root().join("fixtures/recorded")))?;
     match recorded() {
         Some(fixtures) => {
-            run(cargo().args(["build", "--release", "-q", "-p", "inferlint"]))?;
-            let bin = root().join("target/release/inferlint");
             // The trials run on a copy (`analyze` writes results.json into each folder),
             // laid out as shared/ is: the parity tool finds ../fixtures beside itself.
             let work =
@@ -59,7 +52,7 @@ pub(crate) fn test() -> Result<()> {
         }
         None => eprintln!("== recorded GPU runs not found: parity and bad-input trials skipped"),
     }
-    browser_tests()?;
+    browser_tests_with(&bin)?;
     crate::fleet::in_test()?;
     crate::real::in_test()?;
     crate::loadtools::in_test()

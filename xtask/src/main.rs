@@ -18,6 +18,11 @@
 //!   cargo xtask fleet  the fleet tier: simulated replicas behind vllm-router, read
 //!                      through Debian's Prometheus (installed when missing)
 //!                      (`--save` refreshes fixtures/fleet/tiny-pool/)
+//!   cargo xtask screenshot  docs/report.png, the README's picture of a report, taken
+//!                      in headless Chromium
+//!   cargo xtask dist   the Python wheels (both commands, the viewer inside, manylinux2014)
+//!                      into target/dist/, maturin and zig installed from PyPI when missing;
+//!                      `--test` builds the x86_64 one and runs it installed, as `test` does
 //!   cargo xtask loadtools  the load-tools tier: AIPerf (and GuideLLM with `--all`)
 //!                      installed under target/loadtools when missing, and the
 //!                      recorder's live tests with them against the simulator
@@ -31,9 +36,12 @@ mod browser;
 mod checks;
 mod cites;
 mod demo;
+mod dist;
+mod dist_test;
 mod first_paint;
 mod fleet;
 mod fuzz;
+mod layers;
 mod loadtools;
 mod real;
 mod tidy;
@@ -56,6 +64,14 @@ pub(crate) fn run(cmd: &mut Command) -> Result<()> {
         bail!("{shown} failed ({status})");
     }
     Ok(())
+}
+
+/// Cargo's target folder: `$CARGO_TARGET_DIR`, else the project's `target/`.
+pub(crate) fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) => root().join(d),
+        None => root().join("target"),
+    }
 }
 
 pub(crate) fn cargo() -> Command {
@@ -87,12 +103,14 @@ pub(crate) fn ensure_wasm_target() -> Result<()> {
 fn main() -> Result<()> {
     match std::env::args().nth(1).as_deref() {
         Some("demo") => demo::demo(),
+        Some("dist") => dist::dist(&std::env::args().skip(2).collect::<Vec<_>>()),
         Some("test") => checks::test(),
         Some("ci") => checks::ci(),
         Some("tidy") => tidy::tidy(),
         Some("viewer") => viewer::viewer(),
         Some("viewer-inline") => viewer::finish_viewer(),
         Some("browser-tests") => browser::browser_tests(),
+        Some("screenshot") => browser::screenshot(),
         Some("fuzz") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), false),
         Some("fuzz-campaign") => fuzz::fuzz(&std::env::args().skip(2).collect::<Vec<_>>(), true),
         Some("first-paint") => {
@@ -103,7 +121,7 @@ fn main() -> Result<()> {
         Some("loadtools") => loadtools::loadtools(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
             eprintln!(
-                "usage: cargo xtask demo | test | ci | tidy | viewer | browser-tests | real | fleet | loadtools | \
+                "usage: cargo xtask demo | test | ci | tidy | dist [--test] | screenshot | viewer | browser-tests | real | fleet | loadtools | \
                  first-paint [--samples N] [--runs N] [--keep] | \
                  fuzz [--seconds N] [TARGET...] | fuzz-campaign [--seconds N] [TARGET...]"
             );

@@ -81,6 +81,17 @@ pub(crate) fn tidy() -> Result<()> {
         eprintln!("{}:{}: {}: {}", f.file, f.line, f.rule, f.detail);
     }
     crate::cites::check(&top)?;
+    let layering = crate::layers::check(&top)?;
+    for p in &layering {
+        eprintln!("{p}");
+    }
+    if !layering.is_empty() {
+        bail!(
+            "tidy: {} problem(s) with the analyzer's layers, circles or long functions (see \
+             ARCHITECTURE.md, \"Architecture invariants\")",
+            layering.len()
+        );
+    }
     if !findings.is_empty() {
         bail!(
             "tidy: {} broken invariant(s) (see ARCHITECTURE.md, \"Architecture invariants\")",
@@ -186,6 +197,16 @@ fn check_file(rel: &str, text: &str) -> Vec<Finding> {
                             );
                         }
                     }
+                }
+                if matches!(area, "analyzer" | "cli" | "viewer")
+                    && code.contains(".evidence_value(")
+                    && rel != "analyzer/src/rules/verdict.rs"
+                {
+                    push(
+                        t.line,
+                        "typed findings",
+                        "a finding read back from its JSON by key: read it by type through its rule's accessor".into(),
+                    );
                 }
                 if matches!(area, "recorder" | "viewer")
                     && (code.contains("CheckResult::new") || code.contains("Status::"))
@@ -304,7 +325,7 @@ fn inner_space_run(s: &str) -> Option<String> {
 }
 
 /// Line ranges of `#[cfg(test)]` items (the module or function that follows).
-fn cfg_test_ranges(tokens: &[Token]) -> Vec<std::ops::RangeInclusive<usize>> {
+pub(crate) fn cfg_test_ranges(tokens: &[Token]) -> Vec<std::ops::RangeInclusive<usize>> {
     let mut out = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
         let Kind::Code(code) = &t.kind else { continue };
@@ -352,7 +373,7 @@ fn cfg_test_ranges(tokens: &[Token]) -> Vec<std::ops::RangeInclusive<usize>> {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-enum Kind {
+pub(crate) enum Kind {
     /// Source text outside comments and literals, on one line.
     Code(String),
     /// The value of a string literal (escapes and line continuations applied).
@@ -361,14 +382,14 @@ enum Kind {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-struct Token {
+pub(crate) struct Token {
     /// 1-based line where the token starts.
-    line: usize,
-    kind: Kind,
+    pub(crate) line: usize,
+    pub(crate) kind: Kind,
 }
 
 /// Splits Rust source into code, string literals and comments.
-fn lex(src: &str) -> Vec<Token> {
+pub(crate) fn lex(src: &str) -> Vec<Token> {
     let b = src.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -600,6 +621,9 @@ mod tests {
                 "one definition per document"
             ]
         );
+        let typed = "//! x\nfn f(r: &R) -> Option<Json> { r.evidence_value(\"k\") }\n";
+        assert_eq!(check_file("analyzer/src/insights/x.rs", typed).len(), 1);
+        assert_eq!(check_file("analyzer/src/rules/verdict.rs", typed).len(), 0);
         let src = "//! x\nfn f() { CheckResult::new(2, Status::Fail, \"\"); }\n";
         assert_eq!(check_file("recorder/src/x.rs", src).len(), 1);
         assert!(check_file(

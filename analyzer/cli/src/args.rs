@@ -26,7 +26,7 @@ colour off.";
 /// Checks an LLM serving benchmark run (vLLM, SGLang, TensorRT-LLM) against eighteen
 /// tripwires: does the run measure what it seems to?
 #[derive(Parser, Debug)]
-#[command(name = "inferlint", version, about, after_help = AFTER_HELP)]
+#[command(name = "inferlint", version = crate::version::VERSION, about, after_help = AFTER_HELP)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -67,6 +67,31 @@ pub enum Command {
     /// Several run folders side by side; with --baseline, whether the new run is worse.
     #[command(after_help = COMPARE_HELP)]
     Compare(CompareArgs),
+    /// Print the shell completion script (bash, zsh, fish, elvish or powershell).
+    #[command(after_help = COMPLETIONS_HELP)]
+    Completions(CompletionsArgs),
+    /// Write the man pages (inferlint.1, inferlint-analyze.1, …) into a folder.
+    Man(ManArgs),
+}
+
+const COMPLETIONS_HELP: &str = "\
+Examples:
+  inferlint completions bash > ~/.local/share/bash-completion/completions/inferlint
+  inferlint completions zsh > ~/.zfunc/_inferlint      # with fpath+=~/.zfunc before compinit
+  inferlint completions fish > ~/.config/fish/completions/inferlint.fish";
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: crate::shell::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// The folder to write the pages into (made when missing).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 /// What a checking command prints: `--format`, and `--output` to send it to a file.

@@ -11,11 +11,13 @@ pub mod output;
 pub mod render;
 pub mod render_phases;
 mod render_replicas;
+pub mod shell;
+pub mod version;
 
 use analyzer::analysis::NamedEngine;
 use analyzer::engine::Engine;
 use args::{Cli, Command, Common};
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 /// A failure that ends a command: the message for stderr and the exit status.
 #[derive(Debug)]
@@ -58,6 +60,19 @@ pub fn main_with_args(argv: Vec<std::ffi::OsString>) -> i32 {
         Command::Series(a) => commands::series(a),
         Command::Explain(a) => commands::explain(a),
         Command::Compare(a) => compare::compare(a),
+        Command::Completions(a) => {
+            shell::completions(Cli::command(), a.shell, &mut std::io::stdout())
+                .map(|()| 0)
+                .map_err(|e| Exit::usage(format!("cannot print the completions: {e}")))
+        }
+        Command::Man(a) => shell::man_pages(Cli::command(), &a.dir)
+            .map(|()| 0)
+            .map_err(|e| {
+                Exit::usage(format!(
+                    "cannot write the man pages into {}: {e}",
+                    a.dir.display()
+                ))
+            }),
     };
     match result {
         Ok(code) => code,

@@ -568,6 +568,6 @@ fn the_recorded_tiny_pool_fails_t1_on_that_replica_only_and_shows_the_imbalance(
         "{}",
         t19.message
     );
-    assert!(t19.evidence("few_peak_kv_usage").is_some());
+    assert!(t19.evidence_value("few_peak_kv_usage").is_some());
     assert_eq!(a.exit_status(false), 1);
 }

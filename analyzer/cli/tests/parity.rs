@@ -154,11 +154,11 @@ fn every_recorded_case_agrees() {
                 if k == "result_file" {
                     continue; // a path as given; not compared literally
                 }
-                match got.evidence(k) {
-                    Some(g) if same(v, g) => {}
+                match got.evidence_value(k) {
+                    Some(g) if same(v, &g) => {}
                     other => problems.push(format!(
                         "{key} {id}: evidence {k} = {}, expected {}",
-                        other.map_or("missing".into(), Json::to_compact),
+                        other.as_ref().map_or("missing".into(), Json::to_compact),
                         v.to_compact()
                     )),
                 }

@@ -514,7 +514,11 @@ fn every_folder_has_a_complete_json_report() {
                 Some(r.message.as_str())
             );
             let evidence = c.get("evidence").and_then(Json::as_object).unwrap();
-            assert_eq!(evidence, r.evidence.as_slice(), "{rel}: evidence in order");
+            assert_eq!(
+                evidence,
+                r.evidence().as_slice(),
+                "{rel}: evidence in order"
+            );
         }
         let counts = doc.get("counts").unwrap();
         assert_eq!(

@@ -5,7 +5,7 @@ use super::parsed::Parsed;
 use super::AnalyzeError;
 use crate::engine::{engine_from_log, Engine};
 use crate::inputs::{NamedEngine, RunInput};
-use crate::snapshot::Snapshot;
+use crate::snapshot::snapshots_engine;
 
 /// Refusal text: which flag named which engine, and which engine the input came from.
 pub fn mismatch(named: NamedEngine, what: &str, found: Engine) -> String {
@@ -18,14 +18,6 @@ pub fn mismatch(named: NamedEngine, what: &str, found: Engine) -> String {
         named.engine.display(),
         found.display()
     )
-}
-
-/// The engine a set of snapshots names, by the union of their metric names.
-pub fn snapshots_engine(snaps: &[&Snapshot]) -> Option<Engine> {
-    let mut names: Vec<&str> = snaps.iter().flat_map(|s| s.metrics.names()).collect();
-    names.sort_unstable();
-    names.dedup();
-    Engine::from_metric_names(names)
 }
 
 /// Refuses an input written by another engine than the one named.

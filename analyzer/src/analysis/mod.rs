@@ -3,27 +3,27 @@
 //! (`rules::scope::RunScope`) and run its rules (`rules::runner`), judge each phase of a
 //! sweep and each replica of a fleet the same way, and assemble the Report.
 
+mod derived;
 mod engines;
 mod parsed;
 
 use crate::bench::{untimed_requests, BenchResult};
-use crate::blocks::GaugeSteps;
 use crate::bootlog::{self, BootLog};
-use crate::counters::Pair;
 use crate::engine::Engine;
 use crate::input::InputError;
 use crate::manifest::Manifest;
 use crate::plausible::Implausible;
 use crate::report::Report;
-use crate::rules::absent::{Gap, Input};
-use crate::rules::outcome::{self, RunOutcome};
+use crate::rules::outcome::RunOutcome;
+use crate::rules::runner;
 use crate::rules::scope::RunScope;
-use crate::rules::{runner, server_down};
 use crate::series::Series;
 use crate::text::decode_lossy;
+use derived::Derived;
 use parsed::Parsed;
 
-pub use engines::{mismatch, snapshots_engine};
+pub use crate::snapshot::snapshots_engine;
+pub use engines::mismatch;
 // The input types live in their own leaf module; callers name them from here too.
 pub use crate::inputs::{BenchInput, InputFile, NamedEngine, Options, RunInput};
 
@@ -101,128 +101,98 @@ pub fn analyze_with_series(
     if !p.any_usable(input) {
         return Err(AnalyzeError::NothingUsable(errors));
     }
-    let facts = logs.first().map(|l| &l.facts);
-    let engines = engines::Engines::find(&p, facts.and_then(|f| f.engine), named_engine);
-    let mut report_engine = engines.report;
-    let engine_unnamed = "no input names its engine: reading it as vLLM's";
+    let log_engine = logs.first().and_then(|l| l.facts.engine);
+    let engines = engines::Engines::find(&p, log_engine, named_engine);
     // A fleet's replicas name it; said after they are read.
-    if report_engine.is_none() && named_engine.is_none() && input.fleet.is_none() {
-        notes.push(engine_unnamed.to_string());
+    if engines.report.is_none() && named_engine.is_none() && input.fleet.is_none() {
+        notes.push(ENGINE_UNNAMED.to_string());
     }
     notes.extend(input_notes(&p, input, &logs));
 
-    let (before, after) = (ok(&p.before), ok(&p.after));
-    let series = ok(&p.series);
-    let bench = ok(&p.bench);
-    // How the recording ended: a broken run says so and never passes as whole.
-    let outcome = outcome::read(&outcome::Evidence {
-        manifest: p.manifest.as_ref(),
-        teardown: ok(&p.teardown),
-        bench,
-        before_only: input.before.is_some() && input.after.is_none(),
-        server_ready: logs.first().map(|l| l.facts.ready),
-    });
-    let down = server_down::before_load(ok(&p.probe));
-    let pair = before.zip(after).map(|(b, a)| Pair::new(b, a));
-    let gauge_steps = series
-        .zip(after)
-        .filter(|(s, _)| s.engine().metrics().cache_info.is_some())
-        .map(|(s, a)| GaugeSteps::read(s, a));
-    let requested = requested_concurrency(opts, p.manifest.as_ref(), bench);
-    let expected_extra = expected_extra(input, p.manifest.as_ref(), bench);
-    let after_gap = outcome.after_missing.clone().map(Gap::Run);
-    let cx = RunScope {
-        input,
-        logs: &logs,
-        log_errors: &p.log_errors,
-        facts,
-        manifest: p.manifest.as_ref(),
-        outcome: &outcome,
-        snapshot_engine: engines.snapshots(),
-        engine: engines.log.or(report_engine).unwrap_or(Engine::Vllm),
-        pair: match (&pair, p.snapshot_error()) {
-            (Some(pair), _) => Input::Present(pair),
-            (None, Some(e)) => Input::Unusable(e),
-            (None, None) => Input::NotGiven.or_missing(after_gap.clone()),
-        },
-        after: Input::from_parsed(p.after.as_ref()).or_missing(after_gap),
-        series: Input::from_parsed(p.series.as_ref()),
-        bench: Input::from_parsed(p.bench.as_ref()),
-        gate: Input::from_parsed(p.gate.as_ref()),
-        probe: Input::from_parsed(p.probe.as_ref()),
-        teardown: Input::from_parsed(p.teardown.as_ref()),
-        gpu: Input::from_parsed(p.gpu.as_ref()),
-        scrape: Input::from_parsed(p.scrape.as_ref()),
-        scrape_engine: p.scrape_engine().or(report_engine).unwrap_or(Engine::Vllm),
-        down: down.as_ref(),
-        requested,
-        gauge_steps: gauge_steps.as_ref(),
-        expected_extra,
-        load_ran: p.manifest.as_ref().is_none_or(|m| m.load_given),
-    };
+    let d = Derived::of(&p, input, opts, &logs);
+    let cx = d.scope(&p, input, &logs, &engines);
     let mut results = runner::run(&cx);
     let phases = crate::phases::judge_all(&cx);
 
     // A fleet: each replica and the fleet as a whole (fleet/).
-    let mut replicas = Vec::new();
-    let mut fleet_charts = None;
-    if let Some(f) = &input.fleet {
-        let fleet = crate::fleet::analyze(
+    let fleet = input.fleet.as_ref().map(|f| {
+        crate::fleet::analyze(
             input,
             f,
             &crate::fleet::FleetContext {
-                requested,
-                bench: bench.zip(input.bench.as_ref().map(|b| b.evidence_path.as_str())),
-                expected_extra,
-                down: down.is_some(),
+                requested: d.requested,
+                bench: cx
+                    .bench_ok()
+                    .zip(input.bench.as_ref().map(|b| b.evidence_path.as_str())),
+                expected_extra: d.expected_extra,
+                down: d.down.is_some(),
             },
-        );
-        errors.extend(fleet.errors);
+        )
+    });
+    let mut report_engine = engines.report;
+    if let Some(fleet) = &fleet {
+        errors.extend(fleet.errors.iter().cloned());
         notes.extend(parsed::implausible_notes(&fleet.implausible));
-        implausible.extend(fleet.implausible);
-        results.extend(fleet.checks);
-        replicas = fleet.replicas;
-        fleet_charts = fleet.charts;
+        implausible.extend(fleet.implausible.iter().cloned());
+        results.extend(fleet.checks.iter().cloned());
         report_engine = report_engine.or(fleet.engine);
         if report_engine.is_none() && named_engine.is_none() {
-            notes.push(engine_unnamed.to_string());
+            notes.push(ENGINE_UNNAMED.to_string());
         }
     }
-
-    if outcome.is_broken() {
+    if d.outcome.is_broken() {
         let ready_line = logs.first().and_then(|l| l.facts.ready_lineno);
-        runner::qualify_broken(&mut results, &outcome, ready_line);
+        runner::qualify_broken(&mut results, &d.outcome, ready_line);
     }
-
-    let mut report = Report::build(crate::report::ReportInputs {
-        engine: report_engine,
-        title: opts.title.clone(),
-        manifest: p.manifest.as_ref(),
-        logs: &logs,
-        checks: results,
-        phases,
-        requested,
-        usable_blocks: cx.usable_blocks(),
-        pair: pair.as_ref(),
-        series,
-        bench,
-        gpu: ok(&p.gpu),
-        input,
-        utc_offset_min: opts.utc_offset_min,
-    });
-    report.replicas = replicas;
-    say_what_broke(&mut report, &outcome, p.manifest.as_ref());
-    // A fleet folder's top level has no recording: its chart places show the replicas.
-    if let Some((requests, kv)) = fleet_charts {
-        report.charts.requests.get_or_insert(requests);
-        report.charts.kv.get_or_insert(kv);
-    }
+    let report = report(&cx, opts, report_engine, results, phases, fleet);
     Ok(Analysis {
         report,
         notes,
         errors,
         implausible,
     })
+}
+
+/// The note when no input names the engine.
+const ENGINE_UNNAMED: &str = "no input names its engine: reading it as vLLM's";
+
+/// The Report: the run's results and phases, the figures around them, what broke, and a
+/// fleet's replicas and charts.
+fn report(
+    cx: &RunScope<'_>,
+    opts: &Options,
+    engine: Option<Engine>,
+    checks: Vec<crate::rules::CheckResult>,
+    phases: Vec<crate::phases::PhaseVerdict>,
+    fleet: Option<crate::fleet::FleetOutcome>,
+) -> Report {
+    let pair = cx.pair.present();
+    let mut report = Report::build(crate::report::ReportInputs {
+        engine,
+        title: opts.title.clone(),
+        manifest: cx.manifest,
+        logs: cx.logs,
+        checks,
+        phases,
+        requested: cx.requested,
+        usable_blocks: cx.usable_blocks(),
+        pair,
+        series: cx.series.present(),
+        bench: cx.bench_ok(),
+        gpu: cx.gpu.present(),
+        input: cx.input,
+        utc_offset_min: opts.utc_offset_min,
+    });
+    say_what_broke(&mut report, cx.outcome, cx.manifest);
+    if let Some(fleet) = fleet {
+        report.replicas = fleet.replicas;
+        // A fleet folder's top level has no recording: its chart places show the replicas.
+        if let Some((requests, kv)) = fleet.charts {
+            report.charts.requests.get_or_insert(requests);
+            report.charts.kv.get_or_insert(kv);
+        }
+    }
+    report
 }
 
 /// A parsed input, when it was given and usable.

@@ -307,7 +307,9 @@ mod tests {
         let t11 = results.iter().find(|r| r.id() == "T11").unwrap();
         assert_eq!(t11.status, crate::rules::verdict::Status::Pass);
         assert_eq!(
-            t11.evidence(POOL_OVERRIDE).map(Json::to_compact).as_deref(),
+            t11.evidence_value(POOL_OVERRIDE)
+                .map(|j| j.to_compact())
+                .as_deref(),
             Some(r#"{"a/boot.log": 12, "b/boot.log": 16}"#)
         );
         assert!(t11
@@ -320,7 +322,9 @@ mod tests {
             "'num_gpu_blocks_override': 12",
         );
         let same = crate::rules::runner::check_logs(&logs, false);
-        assert!(same.iter().all(|r| r.evidence(POOL_OVERRIDE).is_none()));
+        assert!(same
+            .iter()
+            .all(|r| r.evidence_value(POOL_OVERRIDE).is_none()));
         assert_eq!(ids(&logs).len(), 2);
     }
 }

@@ -37,7 +37,7 @@ use crate::engine::{engine_from_log, Engine};
 use crate::json::Json;
 
 /// One unparsed line: an anchor was present but the value did not parse.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Unparsed {
     pub field: String,
     pub lineno: usize,

@@ -7,7 +7,6 @@ use serde::Serialize;
 
 use super::reading::percent;
 use super::{Run, RATE_TOLERANCE};
-use crate::json::Json;
 use crate::num::thousands;
 use crate::report::Report;
 use crate::rules::verdict::{CheckResult, Status};
@@ -170,8 +169,8 @@ fn throughput(old: &Report, new: &Report) -> Option<(&'static str, f64, f64)> {
         r.checks
             .iter()
             .find(|c| c.tripwire == Tripwire::IntegerSecondTimer)
-            .and_then(|c| c.evidence("rate_per_s"))
-            .and_then(Json::as_f64)
+            .and_then(crate::rules::t10_integer_second_timer::rate)
+            .and_then(|e| e.rate_per_s)
             .filter(|v| v.is_finite())
     };
     match (client(old), client(new)) {

@@ -18,7 +18,8 @@ use crate::engine::Engine;
 use crate::report::Report;
 use crate::rules::verdict::Status;
 
-pub use align::{find_load_start, load_start, Alignment};
+pub use crate::insights::load_start::{find_load_start, Alignment};
+pub use align::load_start;
 pub use baseline::{Baseline, Regression, Tolerance};
 pub use overlay::{overlays, Overlay, OverlaySeries};
 pub use rows::Kind;

@@ -6,11 +6,13 @@ use serde::Serialize;
 use super::{Cell, Run};
 use crate::engine::Engine;
 use crate::insights::cache::block_size;
-use crate::json::Json;
 use crate::num::{fixed, plural, thousands};
 use crate::report::Report;
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
+use crate::rules::{
+    t01_silent_preemption as t01, t10_integer_second_timer as t10, t14_null_block as t14,
+};
 use crate::text::base_name;
 
 /// How a row's differences are judged and read out.
@@ -76,16 +78,24 @@ fn check(r: &Report, tripwire: Tripwire) -> Option<&CheckResult> {
     r.checks.iter().find(|c| c.tripwire == tripwire)
 }
 
-fn evidence_f64(r: &Report, tripwire: Tripwire, key: &str) -> Option<f64> {
-    check(r, tripwire)?
-        .evidence(key)
-        .and_then(Json::as_f64)
-        .filter(|v| v.is_finite())
+/// The rate T10 measured and the span it was measured over.
+fn server_rate(r: &Report) -> Option<(f64, f64)> {
+    let e = t10::rate(check(r, Tripwire::IntegerSecondTimer)?)?;
+    let finite = |v: Option<f64>| v.filter(|v| v.is_finite());
+    Some((finite(e.rate_per_s)?, finite(e.span_s)?))
 }
 
 /// Every row, in the order the table shows them.
 pub(super) fn specs(runs: &[Run<'_>]) -> Vec<Spec> {
-    let mut out = vec![
+    let mut out = setup_rows(runs);
+    out.extend(load_rows(runs));
+    out.extend(tripwire_rows(runs));
+    out
+}
+
+/// What was run: the engine, the model, the pool, the concurrency asked for.
+fn setup_rows(runs: &[Run<'_>]) -> Vec<Spec> {
+    vec![
         spec("engine", "Engine", Kind::Identity, "", runs, |r| {
             let name = engine_of(r).display();
             match r.facts.as_ref().and_then(|f| f.version()) {
@@ -149,6 +159,12 @@ pub(super) fn specs(runs: &[Run<'_>]) -> Vec<Spec> {
                     .map_or_else(Cell::absent, |n| Cell::number(n as f64, n.to_string()))
             },
         ),
+    ]
+}
+
+/// What the load did: how many ran at once, evictions, throughput, requests.
+fn load_rows(runs: &[Run<'_>]) -> Vec<Spec> {
+    vec![
         spec(
             "peak_running",
             "Most running at once (T8)",
@@ -189,11 +205,8 @@ pub(super) fn specs(runs: &[Run<'_>]) -> Vec<Spec> {
             Kind::Context,
             "output tokens/s",
             runs,
-            |r| match (
-                evidence_f64(r, Tripwire::IntegerSecondTimer, "rate_per_s"),
-                evidence_f64(r, Tripwire::IntegerSecondTimer, "span_s"),
-            ) {
-                (Some(rate), Some(span)) => Cell::number(
+            |r| match server_rate(r) {
+                Some((rate, span)) => Cell::number(
                     rate,
                     format!("{} over {} s", fixed(rate, 1), fixed(span, 1)),
                 ),
@@ -245,7 +258,12 @@ pub(super) fn specs(runs: &[Run<'_>]) -> Vec<Spec> {
                 },
             },
         ),
-    ];
+    ]
+}
+
+/// A row per tripwire any of the runs has.
+fn tripwire_rows(runs: &[Run<'_>]) -> Vec<Spec> {
+    let mut out = Vec::new();
     // The tripwires every single-server run can have (T16 on are newer and optional).
     for t in Tripwire::ALL.into_iter().filter(|t| t.number() <= 15) {
         if runs.iter().any(|r| check(r.report, t).is_some()) {
@@ -273,8 +291,8 @@ pub(super) fn specs(runs: &[Run<'_>]) -> Vec<Spec> {
 /// The pool in blocks: the count the server exported (T14), else the pool over the
 /// block size.
 fn kv_blocks(r: &Report) -> Option<f64> {
-    if let Some(n) = evidence_f64(r, Tripwire::NullBlock, "reported_num_gpu_blocks") {
-        return Some(n);
+    if let Some(n) = check(r, Tripwire::NullBlock).and_then(t14::reported_blocks) {
+        return Some(n as f64);
     }
     let pool = r.facts.as_ref()?.kv_pool_tokens?;
     let block = block_size(engine_of(r), r.facts.as_ref())?;
@@ -288,11 +306,11 @@ fn evictions(r: &Report) -> Cell {
         return Cell::absent();
     };
     let engine = c
-        .evidence("engine")
-        .and_then(Json::as_str)
+        .finding::<t01::Evictions>()
+        .and_then(|e| e.engine)
         .and_then(Engine::from_key)
         .unwrap_or_else(|| engine_of(r));
-    let Some(n) = c.evidence("preemptions").and_then(Json::as_f64) else {
+    let Some(n) = t01::preemptions(c) else {
         return Cell {
             status: Some(c.status),
             ..Cell::absent()

@@ -39,6 +39,39 @@ fn line(key: String, label: String, kind: &str, values: Vec<Option<f64>>) -> Cha
     }
 }
 
+/// A line of running requests per replica, and their sum where there are several.
+fn running_lines(
+    with: &[(&str, &Series)],
+    running: &[Vec<(i64, f64)>],
+    last: i64,
+    len: usize,
+) -> Vec<ChartLine> {
+    let mut run_lines: Vec<ChartLine> = with
+        .iter()
+        .zip(running)
+        .map(|((id, _), g)| {
+            line(
+                format!("running:{id}"),
+                format!("{id} running"),
+                "line",
+                held(g, 0, last),
+            )
+        })
+        .collect();
+    if with.len() > 1 {
+        let sum: Vec<Option<f64>> = (0..len)
+            .map(|i| run_lines.iter().map(|l| l.values[i]).sum())
+            .collect();
+        run_lines.push(line(
+            "running:all".into(),
+            "all replicas".into(),
+            "line",
+            sum,
+        ));
+    }
+    run_lines
+}
+
 /// Requests running and KV cache in use per replica; none without two recordings' worth
 /// of readings or a grid step.
 pub fn per_replica(
@@ -74,29 +107,7 @@ pub fn per_replica(
         .filter_map(|g| g.last().map(|p| p.0))
         .max()?;
     let t: Vec<f64> = (0..=last).map(|k| k as f64 * step).collect();
-    let mut run_lines: Vec<ChartLine> = with
-        .iter()
-        .zip(&running)
-        .map(|((id, _), g)| {
-            line(
-                format!("running:{id}"),
-                format!("{id} running"),
-                "line",
-                held(g, 0, last),
-            )
-        })
-        .collect();
-    if with.len() > 1 {
-        let sum: Vec<Option<f64>> = (0..t.len())
-            .map(|i| run_lines.iter().map(|l| l.values[i]).sum())
-            .collect();
-        run_lines.push(line(
-            "running:all".into(),
-            "all replicas".into(),
-            "line",
-            sum,
-        ));
-    }
+    let run_lines = running_lines(&with, &running, last, t.len());
     let mut requests = TimeChart {
         key: "requests".into(),
         title: "Requests running, per replica".into(),

@@ -144,7 +144,7 @@ pub fn analyze(input: &RunInput, fleet_file: &InputFile, ctx: &FleetContext<'_>)
             peak_running: run.series().and_then(Series::peak_running),
             preemptions: t1
                 .filter(|c| matches!(c.status, Status::Pass | Status::Fail))
-                .and_then(|c| c.evidence("preemptions")?.as_f64()),
+                .and_then(crate::rules::t01_silent_preemption::preemptions),
             served: run.served(),
             checks: checks.clone(),
         });

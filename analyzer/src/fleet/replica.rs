@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::analysis::snapshots_engine;
 use crate::blocks::GaugeSteps;
 use crate::counters::Pair;
 use crate::docs::{AFTER_SNAPSHOT, BEFORE_SNAPSHOT, SERIES};
@@ -17,7 +16,7 @@ use crate::rules::absent::{Gap, Input};
 use crate::rules::scope::{ReplicaScope, Share};
 use crate::rules::verdict::CheckResult;
 use crate::series::Series;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{snapshots_engine, Snapshot};
 
 /// One replica in the Report (`replicas` of `results.json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -2,6 +2,9 @@
 //! the results' status note.
 
 use crate::rules::Tripwire;
+use crate::rules::{
+    t01_silent_preemption as t01, t10_integer_second_timer as t10, t14_null_block as t14,
+};
 use serde::Serialize;
 
 use crate::engine::Engine;
@@ -39,10 +42,6 @@ fn find(checks: &[CheckResult], n: Tripwire) -> Option<&CheckResult> {
     checks
         .iter()
         .find(|c| c.tripwire == n && c.source.is_none())
-}
-
-fn ev(c: Option<&CheckResult>, key: &str) -> Option<f64> {
-    c?.evidence(key)?.as_f64()
 }
 
 /// The plain account: a short paragraph of what the run did.
@@ -176,7 +175,7 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
         ));
     }
     let t1 = find(checks, Tripwire::SilentPreemption);
-    if let Some(k) = ev(t1, "preemptions") {
+    if let Some(k) = t1.and_then(t01::preemptions) {
         let label = match engine {
             Engine::Sglang => "Retractions",
             _ => "Preemptions",
@@ -193,36 +192,7 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
             badge(t1),
         ));
     }
-    let t10 = find(checks, Tripwire::IntegerSecondTimer);
-    if let Some(rate) = ev(t10, "rate_per_s") {
-        let span = ev(t10, "span_s").unwrap_or(0.0);
-        let sub = match bench.and_then(|b| Some((b.output_throughput?, b.duration?))) {
-            Some((tp, dur)) => format!(
-                "the server's count over {} s, idle time included; the load tool measured {} over {} s",
-                fixed(span, 1),
-                fixed(tp, 1),
-                fixed(dur, 1)
-            ),
-            None => {
-                let mut t = format!("over {} s", fixed(span, 1));
-                if let Some(e) = ev(t10, "integer_second_error") {
-                    t.push_str(&format!(
-                        "; a whole-second timer reads {}{}%",
-                        if e >= 0.0 { "+" } else { "" },
-                        fixed(e * 100.0, 2)
-                    ));
-                }
-                t
-            }
-        };
-        out.push(Tile::new(
-            "tokens_per_s",
-            "Output tokens per second",
-            fixed(rate, 1),
-            sub,
-            None,
-        ));
-    }
+    out.extend(rate_tile(checks, bench));
     if let Some((med, p99)) = bench.and_then(|b| Some((b.median_ttft_ms?, b.p99_ttft_ms?))) {
         out.push(Tile::new(
             "ttft",
@@ -235,24 +205,64 @@ pub fn tiles(inputs: &TileInputs<'_>) -> Vec<Tile> {
             None,
         ));
     }
-    let t14 = find(checks, Tripwire::NullBlock);
-    if let Some(n) = ev(t14, "inferred_usable_blocks").filter(|&n| n != 0.0) {
-        let mut sub = match ev(t14, "reported_num_gpu_blocks") {
-            Some(b) => format!("{} reported, one held back", shortest(b)),
-            None => String::new(),
-        };
-        if let Some(b) = attention_block {
-            sub.push_str(&format!("; {b} tokens per block"));
-        }
-        out.push(Tile::new(
-            "usable_blocks",
-            "Usable KV blocks",
-            shortest(n),
-            sub,
-            None,
-        ));
-    }
+    out.extend(blocks_tile(checks, attention_block));
     out
+}
+
+/// The server's output tokens per second (T10), beside the load tool's own figure.
+fn rate_tile(checks: &[CheckResult], bench: Option<&crate::bench::BenchResult>) -> Option<Tile> {
+    let t10 = find(checks, Tripwire::IntegerSecondTimer);
+    let rate = t10.and_then(t10::rate);
+    let r = rate.filter(|r| r.rate_per_s.is_some_and(f64::is_finite))?;
+    let (rate, span) = (r.rate_per_s.unwrap_or(0.0), r.span_s.unwrap_or(0.0));
+    let sub = match bench.and_then(|b| Some((b.output_throughput?, b.duration?))) {
+        Some((tp, dur)) => format!(
+            "the server's count over {} s, idle time included; the load tool measured {} over {} s",
+            fixed(span, 1),
+            fixed(tp, 1),
+            fixed(dur, 1)
+        ),
+        None => {
+            let mut t = format!("over {} s", fixed(span, 1));
+            if let Some(e) = r.integer_second_error.filter(|e| e.is_finite()) {
+                t.push_str(&format!(
+                    "; a whole-second timer reads {}{}%",
+                    if e >= 0.0 { "+" } else { "" },
+                    fixed(e * 100.0, 2)
+                ));
+            }
+            t
+        }
+    };
+    Some(Tile::new(
+        "tokens_per_s",
+        "Output tokens per second",
+        fixed(rate, 1),
+        sub,
+        None,
+    ))
+}
+
+/// The usable KV blocks the gauge's steps show (T14).
+fn blocks_tile(checks: &[CheckResult], attention_block: Option<i64>) -> Option<Tile> {
+    let t14 = find(checks, Tripwire::NullBlock);
+    let steps = t14.and_then(|c| c.finding::<t14::NullBlock>());
+    let inferred = steps.and_then(|e| e.inferred_usable_blocks.flatten());
+    let n = inferred.filter(|&n| n != 0).map(|n| n as f64)?;
+    let mut sub = match steps.and_then(|e| e.reported_num_gpu_blocks) {
+        Some(b) => format!("{} reported, one held back", shortest(b as f64)),
+        None => String::new(),
+    };
+    if let Some(b) = attention_block {
+        sub.push_str(&format!("; {b} tokens per block"));
+    }
+    Some(Tile::new(
+        "usable_blocks",
+        "Usable KV blocks",
+        shortest(n),
+        sub,
+        None,
+    ))
 }
 
 /// "The test": what the load asked for and what the load tool measured.

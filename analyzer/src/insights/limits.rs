@@ -8,10 +8,11 @@ use crate::bench::BenchResult;
 use crate::bootlog::BootFacts;
 use crate::engine::Engine;
 use crate::num::{fixed, thousands};
-use crate::rules::load_figures::DECIDE_WITH;
+use crate::rules::load_figures;
 use crate::rules::t08_concurrency_not_reached::explain_cap;
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
+use crate::rules::{t01_silent_preemption as t01, t08_concurrency_not_reached as t08};
 use crate::series::{present, Field, Series};
 
 use super::cache::CacheMath;
@@ -61,9 +62,7 @@ fn find(checks: &[CheckResult], n: Tripwire) -> Option<&CheckResult> {
 
 /// "preempted 22 running requests" with the engine's verb, when T1 counted any.
 pub fn evicted_phrase(engine: Engine, checks: &[CheckResult]) -> Option<String> {
-    let k = find(checks, Tripwire::SilentPreemption)?
-        .evidence("preemptions")?
-        .as_f64()?;
+    let k = t01::preemptions(find(checks, Tripwire::SilentPreemption)?)?;
     (k > 0.0).then(|| {
         format!(
             "{} {} running request{}",
@@ -88,10 +87,7 @@ pub fn build(inputs: &LimitInputs<'_>) -> Vec<Limit> {
     }
     let t8 = find(inputs.checks, Tripwire::ConcurrencyNotReached);
     let short = t8.is_some_and(|c| c.status == Status::Fail);
-    let peak = t8
-        .and_then(|c| c.evidence("peak_running"))
-        .and_then(|v| v.as_f64())
-        .map(crate::num::shortest);
+    let peak = t8.and_then(t08::peak_running).map(crate::num::shortest);
     let evicted = evicted_phrase(inputs.engine, inputs.checks);
     let mut out = Vec::new();
     let concurrency_text = || {
@@ -103,10 +99,7 @@ pub fn build(inputs: &LimitInputs<'_>) -> Vec<Limit> {
             None => "The load sent more requests".to_string(),
         };
         // A fleet's T8 sums its replicas: say so, with each one's share.
-        let server = match t8
-            .and_then(|c| c.evidence("peak_each"))
-            .and_then(|v| v.as_str())
-        {
+        let server = match t8.and_then(t08::peak_each) {
             Some(each) => format!(
                 "the replicas together ran at most {} at once ({each})",
                 peak.clone().unwrap_or_default()
@@ -118,10 +111,7 @@ pub fn build(inputs: &LimitInputs<'_>) -> Vec<Limit> {
         };
         let mut text = format!("{open}, but {server}.");
         if let Some(cap) = inputs.facts.and_then(BootFacts::running_cap_info) {
-            let peak_n = t8
-                .and_then(|c| c.evidence("peak_running"))
-                .and_then(|v| v.as_f64())
-                .unwrap_or(0.0);
+            let peak_n = t8.and_then(t08::peak_running).unwrap_or(0.0);
             if peak_n >= cap.cap as f64 {
                 text.push_str(&format!(" {}.", capitalise(&explain_cap(&cap))));
             }
@@ -169,8 +159,7 @@ fn missing_load(checks: &[CheckResult]) -> Option<Limit> {
     let undecided = |n: Tripwire| {
         find(checks, n)
             .filter(|c| c.status == Status::Unknown)
-            .and_then(|c| c.evidence(DECIDE_WITH))
-            .and_then(|v| v.as_str())
+            .and_then(load_figures::decide_with)
             .map(str::to_string)
     };
     let mut parts = Vec::new();

@@ -8,6 +8,7 @@ pub mod charts;
 pub mod fact;
 pub mod format;
 pub mod limits;
+pub mod load_start;
 pub mod reduce;
 pub mod replay;
 pub mod server;

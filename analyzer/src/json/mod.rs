@@ -26,6 +26,32 @@ pub enum Json {
     Obj(Vec<(String, Json)>),
 }
 
+/// A count written as the integer or the float it was computed as (a count from a log
+/// is an integer, a counter's increase a float), so evidence keeps its spelling.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+impl Number {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Number::Int(n) => n as f64,
+            Number::Float(x) => x,
+        }
+    }
+}
+
+impl serde::Serialize for Number {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            Number::Int(n) => s.serialize_i64(n),
+            Number::Float(x) => s.serialize_f64(x),
+        }
+    }
+}
+
 /// Where and why a JSON text did not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {reason}")]

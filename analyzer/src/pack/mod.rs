@@ -35,9 +35,9 @@ use base64::Engine as _;
 pub mod columns;
 pub mod rows;
 
-use crate::analysis::{BenchInput, InputFile, NamedEngine, Options, RunInput};
 use crate::engine::Engine;
 use crate::input::InputError;
+use crate::inputs::{BenchInput, InputFile, NamedEngine, Options, RunInput};
 use crate::json::{self, Json};
 use crate::series::Series;
 use crate::sizes::Role;

@@ -9,9 +9,10 @@ use serde::Serialize;
 use crate::bench::{BenchResult, Phase};
 use crate::rules::absent::{Gap, Input};
 use crate::rules::runner;
+use crate::rules::scope::window;
 use crate::rules::scope::{PhaseScope, RunScope};
 use crate::rules::verdict::{CheckResult, Status};
-use crate::series::{window, Series};
+use crate::series::Series;
 
 /// One phase's row: what it asked for, what the server ran, its checks and the worst.
 #[derive(Debug, Clone, PartialEq, Serialize)]

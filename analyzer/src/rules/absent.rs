@@ -7,6 +7,8 @@
 //! it). A rule asks with [`Input::need`] and `?`; the runner turns what comes back with
 //! [`Absent::into_result`], so every rule says a missing or unusable input the same way.
 
+use serde::Serialize;
+
 use super::registry::Tripwire;
 use super::verdict::{CheckResult, Status};
 use crate::input::InputError;
@@ -101,6 +103,18 @@ impl From<Gap> for Absent {
     }
 }
 
+/// The evidence of a "can't tell" for an absent input: what was missing or why it was
+/// unusable, and for a replica, which.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CantTell {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing_input: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replica: Option<String>,
+}
+
 /// A rule's answer: its result, or why it has none.
 pub type Judged = Result<CheckResult, Absent>;
 
@@ -111,8 +125,12 @@ impl Absent {
             Absent::NotGiven => None,
             Absent::Unusable(e) => Some(unusable(tripwire, &e)),
             Absent::Missing(Gap::Run(why)) => Some(
-                CheckResult::new(tripwire, Status::Unknown, format!("can't tell: {why}"))
-                    .with("missing_input", why.as_str()),
+                CheckResult::new(tripwire, Status::Unknown, format!("can't tell: {why}")).found(
+                    CantTell {
+                        missing_input: Some(why),
+                        ..CantTell::default()
+                    },
+                ),
             ),
             Absent::Missing(Gap::Phase(why)) => {
                 Some(CheckResult::new(tripwire, Status::Unknown, why))
@@ -127,7 +145,10 @@ impl Absent {
                         tripwire.id()
                     ),
                 )
-                .with("replica", id.as_str()),
+                .found(CantTell {
+                    replica: Some(id),
+                    ..CantTell::default()
+                }),
             ),
         }
     }
@@ -135,8 +156,10 @@ impl Absent {
 
 /// "Can't tell": an input is unusable; the message and evidence name the file and why.
 pub fn unusable(tripwire: Tripwire, e: &InputError) -> CheckResult {
-    CheckResult::new(tripwire, Status::Unknown, format!("unusable input: {e}"))
-        .with("input_error", e.to_string())
+    CheckResult::new(tripwire, Status::Unknown, format!("unusable input: {e}")).found(CantTell {
+        input_error: Some(e.to_string()),
+        ..CantTell::default()
+    })
 }
 
 /// Runs a rule and converts what it could not read.

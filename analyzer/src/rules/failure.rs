@@ -1,9 +1,25 @@
 //! A failure the boot-log classifier found, said for people: T12 when it came during
 //! start-up, T7 when it came after the server said it was ready.
 
+use serde::Serialize;
+
 use crate::bootlog::Failure;
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
+
+/// The line that explains a failure, as the classifier found it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Failed {
+    /// The classifier's kind (`out_of_memory`, `cuda_error`, …).
+    pub kind: String,
+    /// `boot` or `serving`.
+    pub phase: String,
+    pub lineno: usize,
+    pub line: String,
+    /// A crash while serving: the requests admission control had turned away before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admission_rejections: Option<usize>,
+}
 
 /// A failure as the classifier found it: T12 during start-up, T7 while serving.
 pub(super) fn failure_result(fail: &Failure, rejections: usize) -> CheckResult {
@@ -31,7 +47,7 @@ pub(super) fn failure_result(fail: &Failure, rejections: usize) -> CheckResult {
             plural(rejections, "request", "requests")
         ));
     }
-    let mut r = CheckResult::new(
+    CheckResult::new(
         if serving {
             Tripwire::CrashAfterReady
         } else {
@@ -40,14 +56,13 @@ pub(super) fn failure_result(fail: &Failure, rejections: usize) -> CheckResult {
         Status::Fail,
         msg,
     )
-    .with("kind", fail.kind.as_str())
-    .with("phase", fail.phase.as_str())
-    .with("lineno", fail.lineno)
-    .with("line", fail.line.as_str());
-    if serving && rejections > 0 {
-        r.set("admission_rejections", rejections);
-    }
-    r
+    .found(Failed {
+        kind: fail.kind.clone(),
+        phase: fail.phase.clone(),
+        lineno: fail.lineno,
+        line: fail.line.clone(),
+        admission_rejections: (serving && rejections > 0).then_some(rejections),
+    })
 }
 
 /// What a failure kind means, for people.

@@ -3,7 +3,10 @@
 //! concurrency. Never left out: each says "can't tell" and names the flag of
 //! `inferlint analyze` that decides it (`--requested N`, `--bench-result FILE`).
 
+use serde::Serialize;
+
 use crate::bench::BenchResult;
+use crate::input::InputError;
 use crate::manifest::Manifest;
 use crate::num::shortest;
 use crate::rules::verdict::{CheckResult, Status};
@@ -14,11 +17,32 @@ use crate::series::Series;
 pub const REQUESTED_FLAG: &str = "--requested N";
 /// The flag that gives T15 the load tool's counts.
 pub const BENCH_RESULT_FLAG: &str = "--bench-result FILE";
-/// The evidence key naming the flag.
-pub const DECIDE_WITH: &str = "decide_with";
 /// The result files inferlint reads, for messages.
 pub const RESULT_FORMATS: &str = "vllm bench serve's, SGLang's or TensorRT-LLM's result, \
      GuideLLM's JSON report (benchmarks.json) or AIPerf's profile_export_aiperf.json";
+
+/// T8 without the concurrency asked for: what the server reached, and what decides it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Undecided {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_rate: Option<f64>,
+    pub peak_running: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decide_with: Option<&'static str>,
+}
+
+/// T15 without the load tool's counts: the flag that decides it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DecideWith {
+    pub decide_with: &'static str,
+}
+
+/// The load tool's result could not be read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnusableResult {
+    pub input_error: String,
+    pub decide_with: &'static str,
+}
 
 /// Why the folder holds no load-tool result, from the recorder's manifest.
 fn why_no_result(manifest: Option<&Manifest>) -> String {
@@ -59,8 +83,11 @@ pub fn t8(
                     shortest(rate)
                 ),
             )
-            .with("request_rate", rate)
-            .with("peak_running", peak);
+            .found(Undecided {
+                request_rate: Some(rate),
+                peak_running: peak,
+                decide_with: None,
+            });
         }
     }
     let why = match bench {
@@ -78,8 +105,11 @@ pub fn t8(
              `inferlint analyze RUN {REQUESTED_FLAG}` decides it"
         ),
     )
-    .with("peak_running", peak)
-    .with(DECIDE_WITH, REQUESTED_FLAG)
+    .found(Undecided {
+        request_rate: None,
+        peak_running: peak,
+        decide_with: Some(REQUESTED_FLAG),
+    })
 }
 
 /// T15 with no load-tool result to compare the server's counters with.
@@ -93,7 +123,28 @@ pub fn t15(manifest: Option<&Manifest>) -> CheckResult {
             why_no_result(manifest)
         ),
     )
-    .with(DECIDE_WITH, BENCH_RESULT_FLAG)
+    .found(DecideWith {
+        decide_with: BENCH_RESULT_FLAG,
+    })
+}
+
+/// T8 when the load tool's result is unusable: can't tell, and the flag that decides it.
+pub fn unusable_result(tripwire: Tripwire, e: &InputError) -> CheckResult {
+    CheckResult::new(tripwire, Status::Unknown, format!("unusable input: {e}")).found(
+        UnusableResult {
+            input_error: e.to_string(),
+            decide_with: REQUESTED_FLAG,
+        },
+    )
+}
+
+/// The flag of `inferlint analyze` that decides a T8 or T15 that can't tell for want of
+/// the load's own figures.
+pub fn decide_with(r: &CheckResult) -> Option<&'static str> {
+    r.finding::<Undecided>()
+        .and_then(|u| u.decide_with)
+        .or_else(|| r.finding::<DecideWith>().map(|d| d.decide_with))
+        .or_else(|| r.finding::<UnusableResult>().map(|u| u.decide_with))
 }
 
 /// A sweep judged against its highest concurrency says so; each phase is judged on its

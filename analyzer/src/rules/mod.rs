@@ -31,6 +31,8 @@ pub mod t16_gpu_throttled;
 pub mod t17_prefix_cache_hits;
 pub mod t18_warm_up_in_window;
 pub mod t19_load_unbalanced;
+#[cfg(test)]
+pub mod testing;
 pub mod verdict;
 
 pub use registry::{Scope, Tripwire};

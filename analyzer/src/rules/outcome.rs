@@ -8,6 +8,8 @@
 //! the terminal prints them first, the exit status is never 0, and T7 fails when the
 //! server died on its own (one T7 line, naming the cause the log shows).
 
+use serde::Serialize;
+
 use crate::bench::BenchResult;
 use crate::bootlog::{BootLog, Failure};
 use crate::docs::manifest::Exit;
@@ -29,6 +31,20 @@ pub struct RunOutcome {
     pub no_teardown: bool,
     /// Why the after-load snapshot is missing, for the checks that need it.
     pub after_missing: Option<String>,
+}
+
+/// T7's finding for a server that died during the run: how it ended, and the line of the
+/// log that shows the cause, when one does.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Death {
+    /// "exited with code 1", "was killed by SIGKILL".
+    pub server_exit: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lineno: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<String>,
 }
 
 /// The inputs the outcome reads.
@@ -173,14 +189,14 @@ impl RunOutcome {
         if let Some(r) = earlier.filter(|r| r.status == Status::Pass) {
             msg.push_str(&format!(" (before the load: {})", r.message));
         }
-        let mut r = CheckResult::new(Tripwire::CrashAfterReady, Status::Fail, msg)
-            .with("server_exit", how.as_str());
-        if let Some(f) = cause {
-            r.set("kind", f.kind.as_str());
-            r.set("lineno", f.lineno);
-            r.set("line", f.line.as_str());
-        }
-        Some(r)
+        Some(
+            CheckResult::new(Tripwire::CrashAfterReady, Status::Fail, msg).found(Death {
+                server_exit: how.clone(),
+                kind: cause.map(|f| f.kind.clone()),
+                lineno: cause.map(|f| f.lineno),
+                line: cause.map(|f| f.line.clone()),
+            }),
+        )
     }
 }
 

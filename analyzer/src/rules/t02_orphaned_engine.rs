@@ -4,16 +4,49 @@
 //! rule fills: `teardown.json`, else `gate.json`, read back by the analyzer, or judged
 //! live by the recorder's `gpu-inspect` and `teardown` commands before it prints them.
 
-use crate::docs::gate::{Gate, Reading};
+use serde::Serialize;
+
+use crate::docs::gate::{Gate, Gpu, Reading};
 use crate::docs::teardown::Teardown;
-use crate::docs::{self, GATE, TEARDOWN};
-use crate::json::Json;
+use crate::docs::{GATE, TEARDOWN};
 use crate::rules::absent::{Absent, Input, Judged};
 use crate::rules::scope::RunScope;
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
 
 const T2: Tripwire = Tripwire::OrphanedEngine;
+
+/// The card before the start: the gate's readings (`gate.json`, `gpu-inspect`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AtGate {
+    pub readings: Vec<Reading>,
+    /// The cards' facts, when `gpu-inspect -o` read them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<Vec<Gpu>>,
+}
+
+/// The card after the stop (`teardown.json`): its readings, and the processes of the
+/// server's that outlived it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AfterStop {
+    pub readings: Vec<Reading>,
+    /// PIDs still alive after the server's own process ended.
+    pub left_after_the_server_stopped: Vec<i32>,
+}
+
+/// The card after `teardown` stopped what was left: its readings and the PIDs it
+/// signalled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TornDown {
+    pub readings: Vec<Reading>,
+    pub signalled: Vec<i32>,
+}
+
+/// No reading after the run: the document that would hold one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoTeardown {
+    pub missing: &'static str,
+}
 
 /// The clear-card threshold: an idle card reads 0 to a few hundred MiB, an orphaned
 /// engine keeps its weights and KV cache (21,768 MiB on the fixtures' card).
@@ -162,10 +195,6 @@ fn judge(
     }
 }
 
-fn readings_json(readings: &[Reading]) -> Json {
-    docs::to_json(readings)
-}
-
 /// The gate's result with the given refusal wording (`gate.json`, `gpu-inspect`).
 fn gate_result(doc: &Gate, refusal: &str) -> CheckResult {
     let (status, message) = judge(
@@ -176,12 +205,10 @@ fn gate_result(doc: &Gate, refusal: &str) -> CheckResult {
         Some(refusal),
         "the card was not checked before the start",
     );
-    let mut r = CheckResult::new(T2, status, message);
-    r.set("readings", readings_json(&doc.readings));
-    if let Some(gpus) = &doc.gpus {
-        r.set("gpus", docs::to_json(gpus));
-    }
-    r
+    CheckResult::new(T2, status, message).found(AtGate {
+        readings: doc.readings.clone(),
+        gpus: doc.gpus.clone(),
+    })
 }
 
 fn teardown_judgement(doc: &Teardown) -> (Status, String) {
@@ -222,7 +249,7 @@ pub fn no_teardown(recorder_died: bool) -> CheckResult {
     } else {
         "the recorder did not stop the server"
     };
-    let mut r = CheckResult::new(
+    CheckResult::new(
         T2,
         Status::Unknown,
         format!(
@@ -230,20 +257,17 @@ pub fn no_teardown(recorder_died: bool) -> CheckResult {
              missing; the gate's clear card was read before the start). `inferlint-recorder \
              teardown --run <folder>` stops what is left and reads the card"
         ),
-    );
-    r.set("missing", TEARDOWN);
-    r
+    )
+    .found(NoTeardown { missing: TEARDOWN })
 }
 
 /// T2 from `teardown.json`: the state the run left behind.
 pub fn from_teardown(doc: &Teardown) -> CheckResult {
     let (status, message) = teardown_judgement(doc);
-    let mut r = CheckResult::new(T2, status, message);
-    r.set("readings", readings_json(&doc.readings));
-    r.set(
-        "left_after_the_server_stopped",
-        docs::to_json(&doc.left_after_the_server_stopped),
-    );
+    let mut r = CheckResult::new(T2, status, message).found(AfterStop {
+        readings: doc.readings.clone(),
+        left_after_the_server_stopped: doc.left_after_the_server_stopped.clone(),
+    });
     r.source = Some(TEARDOWN.to_string());
     r
 }
@@ -257,10 +281,10 @@ pub fn inspected(doc: &Gate) -> CheckResult {
 /// PIDs it signalled.
 pub fn torn_down(doc: &Teardown, signalled: &[i32]) -> CheckResult {
     let (status, message) = teardown_judgement(doc);
-    let mut r = CheckResult::new(T2, status, message);
-    r.set("readings", readings_json(&doc.readings));
-    r.set("signalled", docs::to_json(signalled));
-    r
+    CheckResult::new(T2, status, message).found(TornDown {
+        readings: doc.readings.clone(),
+        signalled: signalled.to_vec(),
+    })
 }
 
 /// T2 where there is no `/proc`: can't tell.
@@ -271,6 +295,10 @@ pub fn needs_linux() -> CheckResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::InputError;
+    use crate::rules::absent::{settle, CantTell};
+    use crate::rules::outcome::RunOutcome;
+    use crate::rules::testing::{said, Folder};
 
     fn reading(elapsed_s: f64, used_mib: Option<i64>, servers: u32) -> Reading {
         Reading {
@@ -331,7 +359,7 @@ mod tests {
         assert_eq!(r.status, Status::Fail);
         assert_eq!(r.message, "card not clear; refusing to start a server. R");
         assert_eq!(r.source.as_deref(), Some("gate.json"));
-        assert_eq!(r.evidence[0].1.to_compact(), "[[0.0, 21768, 1]]");
+        assert_eq!(r.evidence()[0].1.to_compact(), "[[0.0, 21768, 1]]");
         assert_eq!(
             inspected(&gate(Some(false), true)).message,
             "card not clear; refusing to boot. R"
@@ -377,10 +405,10 @@ mod tests {
             (r.status, r.message.as_str()),
             (Status::Pass, "2 consecutive clear readings")
         );
-        let keys: Vec<&str> = r.evidence.iter().map(|(k, _)| k.as_str()).collect();
+        let keys: Vec<String> = r.evidence().into_iter().map(|(k, _)| k).collect();
         assert_eq!(keys, ["readings", "left_after_the_server_stopped"]);
         let r = torn_down(&t, &[5, 6]);
-        assert_eq!(r.evidence[1].1.to_compact(), "[5, 6]");
+        assert_eq!(r.evidence()[1].1.to_compact(), "[5, 6]");
         let cut = Teardown {
             abandoned: true,
             clear: None,
@@ -399,5 +427,127 @@ mod tests {
             ),
             (Status::Fail, "not clear".to_string())
         );
+    }
+
+    #[test]
+    fn each_document_keeps_its_own_finding() {
+        let g = gate(Some(false), true);
+        let r = from_gate(&g);
+        let at = r.finding::<AtGate>().expect("the gate's finding");
+        assert_eq!(at.readings, g.readings);
+        assert_eq!(at.gpus, None);
+        let t = Teardown {
+            readings: vec![reading(0.0, Some(900), 0), reading(2.0, Some(900), 0)],
+            clear: Some(false),
+            reason: Some("not clear after 2s: last reading 900 MiB used".into()),
+            left_after_the_server_stopped: vec![41, 42],
+            ..Teardown::default()
+        };
+        let r = from_teardown(&t);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Fail,
+                "not clear after 2s: last reading 900 MiB used"
+            )
+        );
+        let after = r.finding::<AfterStop>().expect("the teardown's finding");
+        assert_eq!(after.readings.len(), 2);
+        assert_eq!(after.left_after_the_server_stopped, [41, 42]);
+        let r = torn_down(&t, &[41]);
+        assert_eq!(
+            r.finding::<TornDown>().map(|d| &d.signalled[..]),
+            Some(&[41][..])
+        );
+        assert_eq!(r.source, None);
+        let r = no_teardown(true);
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message
+                .starts_with("the recorder was killed before it stopped the server, so no reading"),
+            "{}",
+            r.message
+        );
+        assert_eq!(
+            r.finding::<NoTeardown>(),
+            Some(&NoTeardown { missing: TEARDOWN })
+        );
+        assert!(no_teardown(false)
+            .message
+            .starts_with("the recorder did not stop the server"));
+        assert_eq!(said(&needs_linux()), (Status::Unknown, NEEDS_LINUX));
+    }
+
+    #[test]
+    fn the_run_reads_the_teardown_else_the_gate() {
+        let folder = Folder::default();
+        // Neither document given: no T2 at all.
+        assert_eq!(settle(T2, super::run(&folder.scope())), None);
+        let g = gate(Some(true), true);
+        let mut cx = folder.scope();
+        cx.gate = Input::Present(&g);
+        let r = super::run(&cx).unwrap();
+        assert_eq!((r.status, r.source.as_deref()), (Status::Pass, Some(GATE)));
+        assert!(r.finding::<AtGate>().is_some());
+        let t = Teardown {
+            readings: vec![reading(0.0, Some(21768), 1)],
+            clear: Some(false),
+            reason: Some("not clear".into()),
+            ..Teardown::default()
+        };
+        cx.teardown = Input::Present(&t);
+        let r = super::run(&cx).unwrap();
+        assert_eq!(
+            (r.status, r.source.as_deref()),
+            (Status::Fail, Some(TEARDOWN))
+        );
+        assert!(r.finding::<AfterStop>().is_some());
+        // An unusable teardown.json is said as one, never judged from the gate.
+        let bad = InputError::new(TEARDOWN, None, "not JSON");
+        cx.teardown = Input::Unusable(&bad);
+        let r = settle(T2, super::run(&cx)).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.starts_with("unusable input: teardown.json"),
+            "{}",
+            r.message
+        );
+        assert_eq!(
+            r.finding::<CantTell>()
+                .and_then(|c| c.input_error.as_deref()),
+            Some(bad.to_string().as_str())
+        );
+        let bad_gate = InputError::new(GATE, None, "not JSON");
+        cx.teardown = Input::NotGiven;
+        cx.gate = Input::Unusable(&bad_gate);
+        let r = settle(T2, super::run(&cx)).unwrap();
+        assert!(
+            r.message.starts_with("unusable input: gate.json"),
+            "{}",
+            r.message
+        );
+    }
+
+    #[test]
+    fn a_server_never_stopped_cannot_pass_on_the_gate() {
+        let killed = Folder {
+            outcome: RunOutcome {
+                no_teardown: true,
+                recorder_died: true,
+                ..RunOutcome::default()
+            },
+            ..Folder::default()
+        };
+        let g = gate(Some(true), true);
+        let mut cx = killed.scope();
+        cx.gate = Input::Present(&g);
+        let r = super::run(&cx).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.contains("teardown.json is missing"),
+            "{}",
+            r.message
+        );
+        assert_eq!(r.finding::<NoTeardown>().map(|n| n.missing), Some(TEARDOWN));
     }
 }

@@ -1,21 +1,131 @@
 //! T8: the load tool kept N requests open, but the server may have run far fewer (docs/tripwires.md#t8).
 
-use super::load_figures::{self, DECIDE_WITH, REQUESTED_FLAG};
+use super::load_figures::{self, REQUESTED_FLAG};
 use super::server_down::ServerDown;
 use crate::bench::aiperf_server::Seen;
+use serde::Serialize;
+
 use crate::bench::BenchResult;
 use crate::bootlog::{BootFacts, RunningCap};
 use crate::engine::Engine;
 use crate::json::Json;
 use crate::num::shortest;
-use crate::rules::absent::{unusable, Absent, Input, Judged};
+use crate::rules::absent::{Absent, Input, Judged};
 use crate::rules::scope::{FleetScope, PhaseScope, ReplicaScope, RunScope, ScrapeScope};
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
-use crate::series::align::{sum_running, Aligned};
+use crate::series::align::{sum_running, Aligned, PeakSum};
 use crate::series::{column, Series};
 
 const T8: Tripwire = Tripwire::ConcurrencyNotReached;
+
+/// The running gauge's peak against the concurrency asked for, with the boot log's
+/// limits that explain a shortfall.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Concurrency {
+    pub requested: i64,
+    pub peak_running: Option<f64>,
+    /// Running plus waiting: what admission control let in.
+    pub peak_in_flight: Option<f64>,
+    /// The boot log's "maximum concurrency for N tokens per request" line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boot_line_max_concurrency: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boot_line_request_len: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_num_queued_reqs: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_num_queued_tokens: Option<Json>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub implausible: Option<String>,
+    /// The engine's gauges move only when a request completes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gauges_lag: Option<bool>,
+    /// The engine's own limit on running requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub running_cap: Option<i64>,
+}
+
+/// The server was down before the load.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Down {
+    pub requested: i64,
+    pub server_down: String,
+}
+
+/// A phase that asked for no concurrency, or did not say what it asked for.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseLoad {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_rate: Option<f64>,
+    pub peak_running: Option<f64>,
+}
+
+/// The replicas' running requests summed on one time axis.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FleetConcurrency {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requested: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scrape_interval_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub implausible: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instants: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_running: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_at_s: Option<f64>,
+    /// Each replica's running at the peak ("a: 3, b: 5").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_each: Option<String>,
+    /// The replicas without a recording.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gauges_lag: Option<bool>,
+}
+
+/// The running gauge's peak a load tool scraped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ScrapedConcurrency {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_rate: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decide_with: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gauges_lag: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requested: Option<i64>,
+    pub peak_running: Option<f64>,
+    pub peak_waiting: Option<f64>,
+}
+
+/// The most requests a T8 result saw running at once (a fleet's: summed).
+pub fn peak_running(r: &CheckResult) -> Option<f64> {
+    if r.tripwire != T8 {
+        return None;
+    }
+    r.finding::<Concurrency>()
+        .and_then(|e| e.peak_running)
+        .or_else(|| r.finding::<FleetConcurrency>().and_then(|e| e.peak_running))
+        .or_else(|| r.finding::<PhaseLoad>().and_then(|e| e.peak_running))
+        .or_else(|| {
+            r.finding::<ScrapedConcurrency>()
+                .and_then(|e| e.peak_running)
+        })
+        .or_else(|| {
+            r.finding::<load_figures::Undecided>()
+                .and_then(|e| e.peak_running)
+        })
+}
+
+/// A fleet's T8: each replica's running at the peak.
+pub fn peak_each(r: &CheckResult) -> Option<&str> {
+    r.finding::<FleetConcurrency>()?.peak_each.as_deref()
+}
 
 /// The whole run: the running gauge's peak against the concurrency asked for. A server
 /// down before the load, or a load that asked for no concurrency, says so.
@@ -43,9 +153,7 @@ fn on_series(cx: &RunScope<'_>, s: &Series) -> Judged {
             Ok(r)
         }
         (None, _) if cx.load_ran => Ok(match &cx.bench {
-            Input::Unusable(e) => {
-                unusable(T8, e).with(load_figures::DECIDE_WITH, load_figures::REQUESTED_FLAG)
-            }
+            Input::Unusable(e) => load_figures::unusable_result(T8, e),
             _ => load_figures::t8(s, cx.bench_ok(), cx.manifest),
         }),
         (None, _) => Err(Absent::NotGiven),
@@ -72,8 +180,7 @@ pub fn phase(cx: &PhaseScope<'_>) -> Judged {
                 "a rate-based phase ({} requests/s) asks for no concurrency; {reached}",
                 shortest(rate)
             ),
-        )
-        .with("request_rate", rate),
+        ),
         None => CheckResult::new(
             T8,
             Status::Unknown,
@@ -83,7 +190,10 @@ pub fn phase(cx: &PhaseScope<'_>) -> Judged {
             ),
         ),
     }
-    .with("peak_running", peak))
+    .found(PhaseLoad {
+        request_rate: cx.phase.rate,
+        peak_running: peak,
+    }))
 }
 
 /// One replica: its recording against its even share of the concurrency asked for; a
@@ -137,41 +247,35 @@ pub fn fleet(cx: &FleetScope<'_>) -> Judged {
     }
     let (runs, requested, step_s, scrape_s) = (cx.replicas, cx.requested, cx.step_s, cx.scrape_s);
     let mut r = CheckResult::new(T8, Status::Unknown, String::new());
-    if let Some(q) = requested {
-        r.set("requested", q);
-    }
-    if let Some(s) = scrape_s {
-        r.set("scrape_interval_s", s);
-    }
+    let mut e = FleetConcurrency {
+        requested,
+        scrape_interval_s: scrape_s,
+        ..FleetConcurrency::default()
+    };
     let Some(requested) = requested else {
         r.message = "the concurrency asked for is not known (give --requested, or record the \
                      load's command)"
             .into();
-        return Ok(r);
+        return Ok(r.found(e));
     };
-    let missing: Vec<&str> = runs
-        .iter()
-        .filter(|x| x.series.present().is_none())
-        .map(|x| x.id)
-        .collect();
     let series: Vec<&Series> = runs.iter().filter_map(|x| x.series.present()).collect();
     if let Some(bad) = series
         .iter()
         .find_map(|s| s.implausible_in(&[column::RUNNING]))
     {
         r.message = crate::plausible::cannot_tell(bad);
-        r.set("implausible", bad.to_string());
-        return Ok(r);
+        e.implausible = Some(bad.to_string());
+        return Ok(r.found(e));
     }
     let Some(step) = step(step_s, &series) else {
         r.message = "no recording says its interval, so the replicas' readings can't be put \
                      on one time axis"
             .into();
-        return Ok(r);
+        return Ok(r.found(e));
     };
-    r.set("step_s", step);
+    e.step_s = Some(step);
     let Aligned { peak, instants } = sum_running(&series, step);
-    r.set("instants", instants);
+    e.instants = Some(instants);
     let Some(peak) = peak else {
         r.message = if series.is_empty() {
             "no replica has a usable recording".to_string()
@@ -180,10 +284,30 @@ pub fn fleet(cx: &FleetScope<'_>) -> Judged {
              summed"
                 .to_string()
         };
-        return Ok(r);
+        return Ok(r.found(e));
     };
-    r.set("peak_running", peak.running);
-    r.set("peak_at_s", peak.at_s);
+    e.peak_running = Some(peak.running);
+    e.peak_at_s = Some(peak.at_s);
+    let (status, message) = judge_fleet_peak(cx, requested, &peak, &series, &mut e);
+    r.status = status;
+    r.message = message;
+    Ok(r.found(e))
+}
+
+/// The replicas' summed peak against the concurrency asked for.
+fn judge_fleet_peak(
+    cx: &FleetScope<'_>,
+    requested: i64,
+    peak: &PeakSum,
+    series: &[&Series],
+    e: &mut FleetConcurrency,
+) -> (Status, String) {
+    let runs = cx.replicas;
+    let missing: Vec<&str> = runs
+        .iter()
+        .filter(|x| x.series.present().is_none())
+        .map(|x| x.id)
+        .collect();
     let ids: Vec<&str> = runs
         .iter()
         .filter(|x| x.series.present().is_some())
@@ -194,52 +318,55 @@ pub fn fleet(cx: &FleetScope<'_>) -> Judged {
         .zip(&peak.each)
         .map(|(id, v)| format!("{id}: {}", shortest(*v)))
         .collect();
-    r.set("peak_each", each.join(", "));
-    let req = requested as f64;
-    if peak.running >= req {
-        r.status = Status::Pass;
-        r.message = format!(
-            "the replicas together ran up to {} requests at once ({}), as many as the \
-             {requested} asked for",
-            shortest(peak.running),
-            each.join(", ")
+    e.peak_each = Some(each.join(", "));
+    if peak.running >= requested as f64 {
+        return (
+            Status::Pass,
+            format!(
+                "the replicas together ran up to {} requests at once ({}), as many as the \
+                 {requested} asked for",
+                shortest(peak.running),
+                each.join(", ")
+            ),
         );
-        return Ok(r);
     }
     if !missing.is_empty() {
-        r.message = format!(
-            "{requested} requested; the replicas with a recording ran up to {} at once, but \
-             {} has none, so the fleet's sum can't be told",
-            shortest(peak.running),
-            missing.join(", ")
+        e.missing = Some(missing.join(", "));
+        return (
+            Status::Unknown,
+            format!(
+                "{requested} requested; the replicas with a recording ran up to {} at once, but \
+                 {} has none, so the fleet's sum can't be told",
+                shortest(peak.running),
+                missing.join(", ")
+            ),
         );
-        r.set("missing", missing.join(", "));
-        return Ok(r);
     }
-    if let Some(e) = series.iter().map(|s| s.engine()).find(|e| e.gauges_lag()) {
-        r.set("gauges_lag", true);
-        r.message = format!(
-            "{requested} requested; the replicas' recordings never showed more than {} \
-             running together, but {}'s gauge moves only when a request completes",
-            shortest(peak.running),
-            e.display()
+    if let Some(lagging) = series.iter().map(|s| s.engine()).find(|e| e.gauges_lag()) {
+        e.gauges_lag = Some(true);
+        return (
+            Status::Unknown,
+            format!(
+                "{requested} requested; the replicas' recordings never showed more than {} \
+                 running together, but {}'s gauge moves only when a request completes",
+                shortest(peak.running),
+                lagging.display()
+            ),
         );
-        return Ok(r);
     }
-    r.status = Status::Fail;
-    r.message = format!(
+    let mut message = format!(
         "{requested} requested, but the replicas together never ran more than {} at once ({})",
         shortest(peak.running),
         each.join(", ")
     );
-    if let Some(s) = scrape_s {
+    if let Some(s) = cx.scrape_s {
         // A peak shorter than a scrape can fall between two; say so, it bounds the claim.
-        r.message.push_str(&format!(
+        message.push_str(&format!(
             "; Prometheus scraped every {} s, so a peak shorter than that may not show",
             shortest(s)
         ));
     }
-    Ok(r)
+    (Status::Fail, message)
 }
 
 /// From the running gauge's highest sample a load tool scraped, against the
@@ -248,47 +375,57 @@ pub fn scrape(cx: &ScrapeScope<'_>) -> Judged {
     let (engine, s, requested, bench) = (cx.engine, cx.scrape, cx.requested, cx.bench.present());
     let m = engine.metrics();
     let peak = cx.value_or(s.gauge_max(m.running), m.running);
-    let waiting = cx.value_or(s.gauge_max(m.waiting), m.waiting).ok();
+    let mut e = ScrapedConcurrency {
+        requested,
+        peak_running: peak.as_ref().ok().copied(),
+        peak_waiting: cx.value_or(s.gauge_max(m.waiting), m.waiting).ok(),
+        ..ScrapedConcurrency::default()
+    };
     let reached = match &peak {
         Ok(p) => format!("the server ran up to {} at once", shortest(*p)),
         Err(why) => why.clone(),
     };
-    let mut r = match (requested, bench.and_then(|b| b.request_rate)) {
-        (None, Some(rate)) => CheckResult::new(
-            T8,
-            Status::NotApplicable,
-            format!(
-                "{} sent a rate-based load ({} requests/s), which asks for no concurrency; \
-                 {reached}",
-                bench.map_or("the load tool", BenchResult::tool_name),
-                shortest(rate)
-            ),
-        )
-        .with("request_rate", rate),
-        (None, None) => CheckResult::new(
-            T8,
-            Status::Unknown,
-            format!(
-                "how many requests the load kept open at once is unknown; {reached}; \
-                 `inferlint analyze RUN {REQUESTED_FLAG}` decides it"
-            ),
-        )
-        .with(DECIDE_WITH, REQUESTED_FLAG),
-        (Some(req), _) => judge_scraped(engine, req, &peak).with("requested", req),
+    let (status, message) = match (requested, bench.and_then(|b| b.request_rate)) {
+        (None, Some(rate)) => {
+            e.request_rate = Some(rate);
+            (
+                Status::NotApplicable,
+                format!(
+                    "{} sent a rate-based load ({} requests/s), which asks for no concurrency; \
+                     {reached}",
+                    bench.map_or("the load tool", BenchResult::tool_name),
+                    shortest(rate)
+                ),
+            )
+        }
+        (None, None) => {
+            e.decide_with = Some(REQUESTED_FLAG);
+            (
+                Status::Unknown,
+                format!(
+                    "how many requests the load kept open at once is unknown; {reached}; \
+                     `inferlint analyze RUN {REQUESTED_FLAG}` decides it"
+                ),
+            )
+        }
+        (Some(req), _) => judge_scraped(engine, req, &peak, &mut e),
     };
-    r.set("peak_running", peak.ok());
-    r.set("peak_waiting", waiting);
-    Ok(cx.sourced(r, Seen::Gauge))
+    Ok(cx.sourced(CheckResult::new(T8, status, message).found(e), Seen::Gauge))
 }
 
-fn judge_scraped(engine: Engine, requested: i64, peak: &Result<f64, String>) -> CheckResult {
+/// The scraped peak against the concurrency asked for.
+fn judge_scraped(
+    engine: Engine,
+    requested: i64,
+    peak: &Result<f64, String>,
+    e: &mut ScrapedConcurrency,
+) -> (Status, String) {
     let peak = match peak {
         Ok(p) => *p,
-        Err(why) => return CheckResult::new(T8, Status::Unknown, why.clone()),
+        Err(why) => return (Status::Unknown, why.clone()),
     };
     if peak >= requested as f64 {
-        return CheckResult::new(
-            T8,
+        return (
             Status::Pass,
             format!(
                 "the server ran up to {} requests at once, as many as the {requested} asked for",
@@ -297,8 +434,8 @@ fn judge_scraped(engine: Engine, requested: i64, peak: &Result<f64, String>) -> 
         );
     }
     if engine.gauges_lag() {
-        return CheckResult::new(
-            T8,
+        e.gauges_lag = Some(true);
+        return (
             Status::Unknown,
             format!(
                 "{requested} requested; AIPerf's samples never showed more than {} running, but \
@@ -307,11 +444,9 @@ fn judge_scraped(engine: Engine, requested: i64, peak: &Result<f64, String>) -> 
                 shortest(peak),
                 engine.display()
             ),
-        )
-        .with("gauges_lag", true);
+        );
     }
-    CheckResult::new(
-        T8,
+    (
         Status::Fail,
         format!(
             "{requested} requested, but the server never ran more than {} at once",
@@ -323,66 +458,56 @@ fn judge_scraped(engine: Engine, requested: i64, peak: &Result<f64, String>) -> 
 pub fn check(series: &Series, requested: i64, facts: Option<&BootFacts>) -> CheckResult {
     let engine = series.engine();
     let peak = series.peak_running();
-    let in_flight = series.peak_in_flight();
-    let mut r = CheckResult::new(T8, Status::Unknown, String::new())
-        .with("requested", requested)
-        .with("peak_running", peak)
-        .with("peak_in_flight", in_flight);
     let queued_limit = facts.and_then(BootFacts::max_num_queued_reqs);
-    if let Some(f) = facts {
-        if let (Some(x), Some(len)) = (f.max_concurrency, f.max_concurrency_request_len) {
-            r.set("boot_line_max_concurrency", x);
-            r.set("boot_line_request_len", len);
-        }
-        if let Some(l) = queued_limit {
-            r.set("max_num_queued_reqs", l);
-        }
-        if let Some(t) = f.max_num_queued_tokens() {
-            r.set("max_num_queued_tokens", t);
-        }
-    }
+    let boot_line = facts.and_then(|f| f.max_concurrency.zip(f.max_concurrency_request_len));
+    let mut e = Concurrency {
+        requested,
+        peak_running: peak,
+        peak_in_flight: series.peak_in_flight(),
+        boot_line_max_concurrency: boot_line.map(|(x, _)| x),
+        boot_line_request_len: boot_line.map(|(_, len)| len),
+        max_num_queued_reqs: queued_limit,
+        max_num_queued_tokens: facts.and_then(BootFacts::max_num_queued_tokens),
+        ..Concurrency::default()
+    };
     // A refused reading could have been the peak: can't tell (plausible.rs).
     if let Some(bad) = series.implausible_in(&[column::RUNNING, column::WAITING]) {
-        r.message = crate::plausible::cannot_tell(bad);
-        r.set("implausible", bad.to_string());
-        return r;
+        e.implausible = Some(bad.to_string());
+        return CheckResult::new(T8, Status::Unknown, crate::plausible::cannot_tell(bad)).found(e);
     }
     let Some(peak) = peak else {
-        r.message = "the recording has no running-requests readings".into();
+        let mut msg = "the recording has no running-requests readings".to_string();
         if let Some(hint) = engine.missing_gauges_hint() {
-            r.message.push_str(&format!("; {hint}"));
+            msg.push_str(&format!("; {hint}"));
         }
-        return r;
+        return CheckResult::new(T8, Status::Unknown, msg).found(e);
     };
     if engine.gauges_lag() {
-        r.set("gauges_lag", true);
+        e.gauges_lag = Some(true);
     }
-    let req = requested as f64;
-    if peak >= req {
-        r.status = Status::Pass;
-        r.message = format!(
+    if peak >= requested as f64 {
+        let msg = format!(
             "the server ran up to {} requests at once, as many as the {requested} asked for",
             shortest(peak)
         );
-        return r;
+        return CheckResult::new(T8, Status::Pass, msg).found(e);
     }
     if engine.gauges_lag() {
-        r.message = format!(
+        let msg = format!(
             "{requested} requested; the recording never showed more than {} running, but {}'s \
              gauge moves only when a request completes, so more may have run between readings",
             shortest(peak),
             engine.display()
         );
-        return r;
+        return CheckResult::new(T8, Status::Unknown, msg).found(e);
     }
-    r.status = Status::Fail;
-    r.message = format!(
+    let mut msg = format!(
         "{requested} requested, but the server never ran more than {} at once",
         shortest(peak)
     );
-    if let (Some(l), Some(f)) = (queued_limit, in_flight) {
+    if let (Some(l), Some(f)) = (queued_limit, e.peak_in_flight) {
         if l < requested && f >= l as f64 {
-            r.message.push_str(&format!(
+            msg.push_str(&format!(
                 "; admission control (--max-num-queued-reqs {l}) kept at most {l} in flight, so \
                  the other {} were rejected rather than queued",
                 requested - l
@@ -390,12 +515,12 @@ pub fn check(series: &Series, requested: i64, facts: Option<&BootFacts>) -> Chec
         }
     }
     if let Some(cap) = facts.and_then(BootFacts::running_cap_info) {
-        r.set("running_cap", Json::Int(cap.cap));
+        e.running_cap = Some(cap.cap);
         if peak >= cap.cap as f64 && cap.cap < requested {
-            r.message.push_str(&format!("; {}", explain_cap(&cap)));
+            msg.push_str(&format!("; {}", explain_cap(&cap)));
         }
     }
-    r
+    CheckResult::new(T8, Status::Fail, msg).found(e)
 }
 
 /// T8 when the server was down before the load: can't tell, and why (not "ran at most 0").
@@ -410,8 +535,10 @@ pub fn server_down(requested: i64, down: &ServerDown) -> CheckResult {
             down.reason
         ),
     )
-    .with("requested", requested)
-    .with("server_down", down.reason.as_str())
+    .found(Down {
+        requested,
+        server_down: down.reason.clone(),
+    })
 }
 
 /// Why the server ran at most `cap` at once, naming the engine and its own setting
@@ -456,5 +583,91 @@ pub fn explain_cap(cap: &RunningCap) -> String {
             cap.cap,
             setting(cap.cap)
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::absent::settle;
+    use crate::rules::testing::{gauges, said, series, Folder};
+
+    fn ran(peaks: &[f64]) -> Series {
+        series(
+            Engine::Vllm,
+            peaks.iter().map(|&r| gauges(r, 0.0, 0.5)).collect(),
+        )
+    }
+
+    #[test]
+    fn reaching_the_concurrency_asked_for_passes() {
+        let r = check(&ran(&[2.0, 8.0, 6.0]), 8, None);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Pass,
+                "the server ran up to 8 requests at once, as many as the 8 asked for"
+            )
+        );
+        assert_eq!(peak_running(&r), Some(8.0));
+        assert_eq!(r.finding::<Concurrency>().unwrap().requested, 8);
+    }
+
+    #[test]
+    fn running_fewer_fails() {
+        let r = check(&ran(&[2.0, 10.0, 6.0]), 32, None);
+        assert_eq!(
+            said(&r),
+            (
+                Status::Fail,
+                "32 requested, but the server never ran more than 10 at once"
+            )
+        );
+        assert_eq!(peak_running(&r), Some(10.0));
+    }
+
+    #[test]
+    fn no_running_readings_cannot_tell() {
+        let s = series(Engine::Vllm, vec![crate::series::Row::default(); 3]);
+        let r = check(&s, 8, None);
+        assert_eq!(r.status, Status::Unknown);
+        assert!(r
+            .message
+            .starts_with("the recording has no running-requests readings"));
+        assert_eq!(peak_running(&r), None);
+    }
+
+    #[test]
+    fn a_lagging_gauge_never_fails() {
+        let s = series(Engine::Trtllm, vec![gauges(3.0, 0.0, 0.2)]);
+        let r = check(&s, 8, None);
+        assert_eq!(r.status, Status::Unknown, "{}", r.message);
+        assert_eq!(r.finding::<Concurrency>().unwrap().gauges_lag, Some(true));
+    }
+
+    #[test]
+    fn the_run_scope_without_a_recording_or_with_the_server_down() {
+        let folder = Folder::default();
+        let mut cx = folder.scope();
+        cx.requested = Some(8);
+        assert_eq!(settle(T8, run(&cx)), None, "no recording: no result");
+        let down = ServerDown {
+            reason: "it did not answer its health check after the probe".into(),
+        };
+        cx.down = Some(&down);
+        let r = settle(T8, run(&cx)).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert!(r
+            .message
+            .contains("the server was down before the load started"));
+        // A recording but no concurrency asked for: can't tell, and the flag that decides.
+        let s = ran(&[4.0]);
+        cx.down = None;
+        cx.requested = None;
+        cx.series = crate::rules::absent::Input::Present(&s);
+        let r = settle(T8, run(&cx)).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert_eq!(load_figures::decide_with(&r), Some(REQUESTED_FLAG));
+        assert_eq!(peak_running(&r), Some(4.0));
     }
 }

@@ -1,17 +1,45 @@
 //! T10: a rate computed from whole-second stamps is off by up to a second at each end;
 //! the snapshots' own sub-second clocks give the real one (docs/tripwires.md#t10).
 
+use serde::Serialize;
+
 use crate::counters::Pair;
 use crate::num::fixed;
 use crate::plausible;
 use crate::rules::absent::Judged;
+use crate::rules::scope::window::Edges;
 use crate::rules::scope::{PhaseScope, ReplicaScope, RunScope};
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
 use crate::series::column;
-use crate::series::window::Edges;
 
 const T10: Tripwire = Tripwire::IntegerSecondTimer;
+
+/// The generation rate and what a whole-second timer would have made of it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Rate {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub implausible: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_uncertainty_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub integer_second_span_s: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub integer_second_rate_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub integer_second_error: Option<f64>,
+}
+
+/// The rate a T10 result measured, and the span it was measured over.
+pub fn rate(r: &CheckResult) -> Option<&Rate> {
+    r.finding::<Rate>()
+}
 
 /// The whole run: the generated-tokens counter between the snapshots.
 pub fn run(cx: &RunScope<'_>) -> Judged {
@@ -41,7 +69,7 @@ pub fn replica(cx: &ReplicaScope<'_>) -> Judged {
         return Ok(r);
     };
     r.set("scrape_interval_s", scrape);
-    let span = r.evidence("span_s").and_then(|v| v.as_f64());
+    let span = rate(&r).and_then(|e| e.span_s);
     if let (Some(span), Status::Pass) = (span, r.status) {
         if span > 0.0 {
             let share = 2.0 * scrape / span;
@@ -63,8 +91,10 @@ pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
         column::T_MONO_NS,
         column::LATENCY_S,
     ]) {
-        return CheckResult::new(T10, Status::Unknown, plausible::cannot_tell(bad))
-            .with("implausible", bad.to_string());
+        return CheckResult::new(T10, Status::Unknown, plausible::cannot_tell(bad)).found(Rate {
+            implausible: Some(bad.to_string()),
+            ..Rate::default()
+        });
     }
     let tokens = match pair.delta(counter, &[], None) {
         Err(restart) => return CheckResult::new(T10, Status::Unknown, restart.describe()),
@@ -113,12 +143,16 @@ pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
                 fixed(span.seconds, 3)
             ),
         )
-        .with("tokens", tokens)
-        .with("span_s", span.seconds);
+        .found(Rate {
+            tokens: Some(tokens),
+            span_s: Some(span.seconds),
+            ..Rate::default()
+        });
     }
     let rate = tokens / span.seconds;
     let int_span = pair.after.t_wall.trunc() - pair.before.t_wall.trunc();
-    let mut r = CheckResult::new(
+    let int_rate = (int_span > 0.0).then(|| tokens / int_span);
+    CheckResult::new(
         T10,
         Status::Pass,
         format!(
@@ -127,26 +161,23 @@ pub fn check(pair: &Pair<'_>, counter: &str) -> CheckResult {
             fixed(span.seconds, 3)
         ),
     )
-    .with("tokens", tokens)
-    .with("span_s", span.seconds)
-    .with("span_uncertainty_s", span.uncertainty)
-    .with("rate_per_s", rate)
-    .with("integer_second_span_s", int_span as i64);
-    if int_span > 0.0 {
-        let int_rate = tokens / int_span;
-        r.set("integer_second_rate_per_s", int_rate);
+    .found(Rate {
+        implausible: None,
+        tokens: Some(tokens),
+        span_s: Some(span.seconds),
+        span_uncertainty_s: Some(span.uncertainty),
+        rate_per_s: Some(rate),
+        integer_second_span_s: Some(int_span as i64),
+        integer_second_rate_per_s: int_rate,
         // An idle run has no rate to compare against: leave the error out.
-        if rate != 0.0 {
-            r.set("integer_second_error", int_rate / rate - 1.0);
-        }
-    }
-    r
+        integer_second_error: int_rate.filter(|_| rate != 0.0).map(|r| r / rate - 1.0),
+    })
 }
 
 /// What a whole-second timer would have said, for the stand-alone `rate` command.
 pub fn integer_second_comparison(r: &CheckResult) -> Option<String> {
-    let rate = r.evidence("integer_second_rate_per_s")?.as_f64()?;
-    let err = r.evidence("integer_second_error")?.as_f64()?;
+    let e = rate(r)?;
+    let (rate, err) = (e.integer_second_rate_per_s?, e.integer_second_error?);
     Some(format!(
         "a whole-second timer would say {} tokens/s ({}{}%)",
         fixed(rate, 2),
@@ -160,6 +191,7 @@ mod tests {
     use super::*;
     use crate::json::Json;
     use crate::prom::Exposition;
+    use crate::series::Row;
     use crate::snapshot::Snapshot;
 
     const COUNTER: &str = "vllm:generation_tokens_total";
@@ -188,7 +220,10 @@ mod tests {
         assert_eq!(r.status, Status::Pass, "{}", r.message);
         assert_eq!(r.message, "833.33 tokens/s over 1.200s");
         // Whole seconds would say 1000 tokens over 2 s.
-        assert_eq!(r.evidence("integer_second_span_s"), Some(&Json::Int(2)));
+        assert_eq!(
+            r.evidence_value("integer_second_span_s"),
+            Some(Json::Int(2))
+        );
     }
 
     #[test]
@@ -218,5 +253,35 @@ mod tests {
         );
         let r = check(&Pair::new(&b, &a), COUNTER);
         assert_eq!(r.status, Status::Unknown, "{}", r.message);
+    }
+
+    /// T10 has no failing status: it gives the rate from the sub-second clocks, and says
+    /// what a whole-second timer would have made of it, however far off that is.
+    #[test]
+    fn a_whole_second_error_is_reported_not_failed() {
+        let (b, a) = (
+            snap(Some(0.0), 100.99, 0),
+            snap(Some(100.0), 101.01, 20_000_000),
+        );
+        let r = check(&Pair::new(&b, &a), COUNTER);
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
+        let e = rate(&r).unwrap();
+        assert_eq!(e.integer_second_span_s, Some(1));
+        assert!(e.integer_second_error.unwrap() < -0.9, "{e:?}");
+        assert!(integer_second_comparison(&r).unwrap().contains("-98.00%"));
+    }
+
+    #[test]
+    fn a_phase_with_fewer_than_two_readings_cannot_tell() {
+        use crate::rules::absent::settle;
+        use crate::rules::scope::PhaseScope;
+        let one = crate::rules::testing::series(crate::engine::Engine::Vllm, vec![Row::default()]);
+        let r = settle(T10, Err(PhaseScope::too_few(&one))).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.starts_with("1 reading inside the phase: too few"),
+            "{}",
+            r.message
+        );
     }
 }

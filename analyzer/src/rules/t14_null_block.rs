@@ -4,6 +4,8 @@
 //! and can't tell with too few distinct readings (fewer than 5 can fit a divisor of the
 //! true count by chance) or readings that are no clean multiples of any 1/N.
 
+use serde::Serialize;
+
 use crate::blocks::{self, GaugeSteps, Inference, InferenceFailure};
 use crate::engine::Engine;
 use crate::rules::absent::Judged;
@@ -13,6 +15,28 @@ use crate::rules::Tripwire;
 use crate::series::Series;
 
 const T14: Tripwire = Tripwire::NullBlock;
+
+/// What the gauge's steps showed against the exported block count.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct NullBlock {
+    /// The engine, when it exports no block count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reported_num_gpu_blocks: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub implausible: Option<String>,
+    /// The readings' common denominator (null when they have none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inferred_usable_blocks: Option<Option<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distinct_readings: Option<usize>,
+}
+
+/// The block count the engine exported, when T14 read it.
+pub fn reported_blocks(r: &CheckResult) -> Option<u64> {
+    r.finding::<NullBlock>()?.reported_num_gpu_blocks
+}
 
 /// The whole run: the recording's readings against the after snapshot's block count.
 pub fn run(cx: &RunScope<'_>) -> Judged {
@@ -48,7 +72,10 @@ pub fn not_applicable(engine: Engine) -> CheckResult {
             engine.display()
         ),
     )
-    .with("engine", engine.key())
+    .found(NullBlock {
+        engine: Some(engine.key()),
+        ..NullBlock::default()
+    })
 }
 
 /// The verdict on the gauge's steps.
@@ -61,9 +88,13 @@ pub fn judge(steps: &GaugeSteps) -> CheckResult {
             format!("the {info} series has no usable num_gpu_blocks label"),
         ),
         GaugeSteps::Refused { reported, bad } => {
-            CheckResult::new(T14, Status::Unknown, crate::plausible::cannot_tell(bad))
-                .with("reported_num_gpu_blocks", *reported)
-                .with("implausible", bad.to_string())
+            CheckResult::new(T14, Status::Unknown, crate::plausible::cannot_tell(bad)).found(
+                NullBlock {
+                    reported_num_gpu_blocks: Some(*reported),
+                    implausible: Some(bad.to_string()),
+                    ..NullBlock::default()
+                },
+            )
         }
         GaugeSteps::Inferred {
             reported,
@@ -73,10 +104,12 @@ pub fn judge(steps: &GaugeSteps) -> CheckResult {
 }
 
 fn inferred(b: u64, inf: &Inference) -> CheckResult {
-    let mut r = CheckResult::new(T14, Status::Unknown, String::new())
-        .with("reported_num_gpu_blocks", b)
-        .with("inferred_usable_blocks", inf.blocks)
-        .with("distinct_readings", inf.distinct);
+    let mut r = CheckResult::new(T14, Status::Unknown, String::new()).found(NullBlock {
+        reported_num_gpu_blocks: Some(b),
+        inferred_usable_blocks: Some(inf.blocks),
+        distinct_readings: Some(inf.distinct),
+        ..NullBlock::default()
+    });
     let Some(n) = inf.blocks else {
         r.message = match inf.failure {
             Some(InferenceFailure::NoReadings) => {
@@ -111,4 +144,66 @@ fn inferred(b: u64, inf: &Inference) -> CheckResult {
         );
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::{gauges, said, series, snapshot};
+
+    /// A vLLM recording whose KV gauge reads k/`n` for each k, and an after snapshot
+    /// exporting `blocks`.
+    fn steps(n: u64, ks: &[u64], blocks: u64) -> GaugeSteps {
+        let rows = ks
+            .iter()
+            .map(|&k| gauges(1.0, 0.0, k as f64 / n as f64))
+            .collect();
+        let s = series(Engine::Vllm, rows);
+        let after = snapshot(
+            &format!("vllm:cache_config_info{{num_gpu_blocks=\"{blocks}\"}} 1\n"),
+            20.0,
+        );
+        GaugeSteps::read(&s, &after)
+    }
+
+    #[test]
+    fn steps_of_one_block_fewer_than_exported_pass() {
+        let st = steps(63, &[1, 2, 5, 9, 20, 33], 64);
+        let r = judge(&st);
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
+        assert!(r.message.contains("steps of 1/63"), "{}", r.message);
+        assert_eq!(st.usable_blocks(), Some(63));
+        assert_eq!(reported_blocks(&r), Some(64));
+    }
+
+    #[test]
+    fn steps_of_another_count_fail() {
+        let st = steps(50, &[1, 2, 5, 9, 20, 33], 64);
+        let r = judge(&st);
+        assert_eq!(r.status, Status::Fail, "{}", r.message);
+        assert_eq!(st.usable_blocks(), None);
+    }
+
+    #[test]
+    fn too_few_distinct_readings_cannot_tell() {
+        let st = steps(63, &[2, 4], 64);
+        let r = judge(&st);
+        assert_eq!(r.status, Status::Unknown, "{}", r.message);
+        assert!(
+            r.message.starts_with("only 2 distinct KV readings"),
+            "{}",
+            r.message
+        );
+        assert_eq!(st.usable_blocks(), None);
+    }
+
+    #[test]
+    fn an_engine_without_a_block_count_is_not_judged() {
+        let r = not_applicable(Engine::Sglang);
+        assert_eq!(r.status, Status::NotApplicable);
+        assert_eq!(
+            said(&r).1,
+            "does not apply to SGLang: T14 is about vLLM's reserved null block, and SGLang exports no block count"
+        );
+    }
 }

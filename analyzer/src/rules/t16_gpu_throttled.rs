@@ -24,10 +24,11 @@
 //! `max_sm_clock_mhz`, `max_power_w`, `power_limit_w`, `max_temp_c`, `reasons`), and the
 //! deciding card's `gpu`, `busy_s`, `throttled_s` and `throttled_share`.
 
+use serde::Serialize;
+
 use crate::docs::gpu::{GpuCard, GpuRow};
 use crate::docs::GPU_SAMPLES;
 use crate::gpu_samples::{seconds_since, GpuSamples};
-use crate::json::{obj, Json};
 use crate::num::{fixed, round_dp, thousands};
 use crate::rules::absent::{Absent, Input, Judged};
 use crate::rules::scope::RunScope;
@@ -54,6 +55,47 @@ pub const LIMITING: [&str; 5] = [
     "hw_power_brake_slowdown",
     "sw_thermal_slowdown",
 ];
+
+/// What T16 found: the deciding card's figures (the worst card's), and every card's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Throttling {
+    /// The deciding card's index.
+    pub gpu: i64,
+    /// Its busy and throttled seconds, to 0.1 s.
+    pub busy_s: f64,
+    pub throttled_s: f64,
+    /// Throttled over busy time, to 3 places (null when it was never busy).
+    pub throttled_share: Option<f64>,
+    /// One entry per card, in the samples' order.
+    pub gpus: Vec<CardFigures>,
+}
+
+/// One card's figures over the run, rounded as written.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CardFigures {
+    pub gpu: i64,
+    pub name: String,
+    pub samples: usize,
+    pub busy_s: f64,
+    pub throttled_s: f64,
+    pub throttled_share: Option<f64>,
+    /// The longest throttled episode worth a warning, in seconds.
+    pub longest_episode_s: f64,
+    /// The lowest SM clock while throttled.
+    pub min_clock_mhz: Option<f64>,
+    pub max_sm_clock_mhz: Option<f64>,
+    pub max_power_w: Option<f64>,
+    pub power_limit_w: Option<f64>,
+    pub max_temp_c: Option<f64>,
+    /// The limiting reasons seen while throttled.
+    pub reasons: Vec<&'static str>,
+}
+
+/// A number of the samples file the plausibility gate refused.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Refused {
+    pub implausible: String,
+}
 
 /// One card over the run.
 #[derive(Debug, Clone, PartialEq)]
@@ -269,26 +311,25 @@ fn judge(run: &CardRun) -> (Status, String) {
     }
 }
 
-fn card_evidence(run: &CardRun) -> Json {
-    let r1 = |x: f64| round_dp(x, 1);
-    obj([
-        ("gpu", Json::from(run.card.index)),
-        ("name", Json::from(run.card.name.as_str())),
-        ("samples", Json::from(run.samples)),
-        ("busy_s", Json::from(r1(run.busy_s))),
-        ("throttled_s", Json::from(r1(run.throttled_s))),
-        (
-            "throttled_share",
-            Json::from(run.share().map(|s| round_dp(s, 3))),
-        ),
-        ("longest_episode_s", Json::from(r1(run.longest_episode_s()))),
-        ("min_clock_mhz", Json::from(run.min_clock_mhz)),
-        ("max_sm_clock_mhz", Json::from(run.card.max_sm_clock_mhz)),
-        ("max_power_w", Json::from(run.max_power_w)),
-        ("power_limit_w", Json::from(run.card.power_limit_w)),
-        ("max_temp_c", Json::from(run.max_temp_c)),
-        ("reasons", Json::from(run.reasons.clone())),
-    ])
+impl CardFigures {
+    fn of(run: &CardRun) -> CardFigures {
+        let r1 = |x: f64| round_dp(x, 1);
+        CardFigures {
+            gpu: run.card.index,
+            name: run.card.name.clone(),
+            samples: run.samples,
+            busy_s: r1(run.busy_s),
+            throttled_s: r1(run.throttled_s),
+            throttled_share: run.share().map(|s| round_dp(s, 3)),
+            longest_episode_s: r1(run.longest_episode_s()),
+            min_clock_mhz: run.min_clock_mhz,
+            max_sm_clock_mhz: run.card.max_sm_clock_mhz,
+            max_power_w: run.max_power_w,
+            power_limit_w: run.card.power_limit_w,
+            max_temp_c: run.max_temp_c,
+            reasons: run.reasons.clone(),
+        }
+    }
 }
 
 /// The whole run: the recorder's GPU samples. A folder the recorder made without them
@@ -320,8 +361,11 @@ pub fn check(samples: &GpuSamples) -> CheckResult {
     // Every number of the file feeds the verdict or its evidence: a refused one is no
     // pass (plausible.rs).
     if let Some(bad) = samples.implausible.first() {
-        return CheckResult::new(T16, Status::Unknown, crate::plausible::cannot_tell(bad))
-            .with("implausible", bad.to_string());
+        return CheckResult::new(T16, Status::Unknown, crate::plausible::cannot_tell(bad)).found(
+            Refused {
+                implausible: bad.to_string(),
+            },
+        );
     }
     let zero = samples
         .rows
@@ -361,18 +405,33 @@ pub fn check(samples: &GpuSamples) -> CheckResult {
         message.push_str(&format!(" (other cards: {})", others.join("; ")));
     }
     let w = &runs[worst];
-    CheckResult::new(T16, status, message)
-        .with("gpu", w.card.index)
-        .with("busy_s", round_dp(w.busy_s, 1))
-        .with("throttled_s", round_dp(w.throttled_s, 1))
-        .with("throttled_share", w.share().map(|s| round_dp(s, 3)))
-        .with("gpus", Json::Arr(runs.iter().map(card_evidence).collect()))
+    CheckResult::new(T16, status, message).found(Throttling {
+        gpu: w.card.index,
+        busy_s: round_dp(w.busy_s, 1),
+        throttled_s: round_dp(w.throttled_s, 1),
+        throttled_share: w.share().map(|s| round_dp(s, 3)),
+        gpus: runs.iter().map(CardFigures::of).collect(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::docs::gpu::GpuHeader;
+    use crate::input::InputError;
+    use crate::inputs::{InputFile, RunInput};
+    use crate::json::Json;
+    use crate::rules::absent::{settle, Gap};
+    use crate::rules::testing::{said, Folder};
+
+    /// The evidence as `results.json` writes it.
+    fn written(r: &CheckResult) -> String {
+        Json::Obj(r.evidence()).to_compact()
+    }
+
+    fn found(r: &CheckResult) -> &Throttling {
+        r.finding::<Throttling>().expect("T16's figures")
+    }
 
     const MAX: f64 = 3105.0;
 
@@ -426,8 +485,10 @@ mod tests {
     fn a_long_throttle_fails_and_the_same_run_without_it_passes() {
         let r = check(&run(100, 40..80));
         assert_eq!(r.status, Status::Fail, "{}", r.message);
-        assert_eq!(r.evidence("throttled_s"), Some(&Json::Float(10.0)));
-        assert_eq!(r.evidence("throttled_share"), Some(&Json::Float(0.4)));
+        assert_eq!(
+            (found(&r).throttled_s, found(&r).throttled_share),
+            (10.0, Some(0.4))
+        );
         assert!(
             r.message.contains("1,395 MHz of its 3,105 MHz"),
             "{}",
@@ -436,7 +497,7 @@ mod tests {
         assert!(r.message.contains("sw_power_cap, hw_thermal_slowdown"));
         let r = check(&run(100, 0..0));
         assert_eq!(r.status, Status::Pass, "{}", r.message);
-        assert_eq!(r.evidence("throttled_s"), Some(&Json::Float(0.0)));
+        assert_eq!(found(&r).throttled_s, 0.0);
     }
 
     #[test]
@@ -476,7 +537,7 @@ mod tests {
         }
         let r = check(&s);
         assert_eq!(r.status, Status::Pass, "{}", r.message);
-        assert_eq!(r.evidence("busy_s"), Some(&Json::Float(12.5)));
+        assert_eq!(found(&r).busy_s, 12.5);
     }
 
     #[test]
@@ -507,7 +568,7 @@ mod tests {
             .extend((0..100).map(|k| row(1, k, 1395.0, 99.0, &["hw_slowdown"])));
         let r = check(&s);
         assert_eq!(r.status, Status::Fail);
-        assert_eq!(r.evidence("gpu"), Some(&Json::Int(1)));
+        assert_eq!(found(&r).gpu, 1);
         assert!(
             r.message.starts_with("GPU 1 ran throttled"),
             "{}",
@@ -518,10 +579,10 @@ mod tests {
             "{}",
             r.message
         );
-        let Some(Json::Arr(cards)) = r.evidence("gpus") else {
-            panic!("no gpus")
-        };
+        let cards = &found(&r).gpus;
         assert_eq!(cards.len(), 2);
+        assert_eq!((cards[0].gpu, cards[0].throttled_s), (0, 0.0));
+        assert_eq!(cards[1].reasons, ["hw_slowdown"]);
     }
 
     /// The samples as the recorder writes them, with `from` replaced by `to` on one line
@@ -562,10 +623,9 @@ mod tests {
                 r.message
             );
             assert_eq!(
-                r.evidence("implausible"),
-                Some(&Json::from(r.message.trim_start_matches(
-                    "can't tell from an implausible value: "
-                )))
+                r.finding::<Refused>().unwrap().implausible,
+                r.message
+                    .trim_start_matches("can't tell from an implausible value: ")
             );
         }
         // A NaN or negative utilization would leave the episode out of the busy time.
@@ -602,6 +662,116 @@ mod tests {
             r.t_mono_ns = r.t_mono_ns.map(|m| m + 10_000_000_000);
         }
         let r = check(&s);
-        assert_eq!(r.evidence("busy_s"), Some(&Json::Float(5.5)));
+        assert_eq!(found(&r).busy_s, 5.5);
+    }
+
+    #[test]
+    fn the_evidence_names_the_deciding_card_and_each_card() {
+        // 8 samples of 0.25 s, the middle 4 throttled: half the busy time.
+        let r = check(&run(8, 2..6));
+        assert_eq!(r.status, Status::Fail, "{}", r.message);
+        assert_eq!(
+            written(&r),
+            r#"{"gpu": 0, "busy_s": 2.0, "throttled_s": 1.0, "throttled_share": 0.5, "gpus": [{"gpu": 0, "name": "NVIDIA GeForce RTX 4090", "samples": 8, "busy_s": 2.0, "throttled_s": 1.0, "throttled_share": 0.5, "longest_episode_s": 1.0, "min_clock_mhz": 1395.0, "max_sm_clock_mhz": 3105.0, "max_power_w": 440.0, "power_limit_w": 450.0, "max_temp_c": 70.0, "reasons": ["sw_power_cap", "hw_thermal_slowdown"]}]}"#
+        );
+        let card = &found(&r).gpus[0];
+        assert_eq!(card.longest_episode_s, 1.0);
+        assert_eq!(card.min_clock_mhz, Some(1395.0));
+        assert_eq!(card.reasons, ["sw_power_cap", "hw_thermal_slowdown"]);
+        // A card never busy has no share and no throttled clock: written as null.
+        let mut idle = run(4, 0..0);
+        for r in &mut idle.rows {
+            r.util_pct = Some(0.0);
+        }
+        let r = check(&idle);
+        assert_eq!(r.status, Status::Unknown);
+        assert!(r
+            .message
+            .starts_with("GPU 0 was never busy in its 4 samples"));
+        assert_eq!(found(&r).throttled_share, None);
+        assert_eq!(found(&r).gpus[0].min_clock_mhz, None);
+        assert_eq!(
+            written(&r),
+            r#"{"gpu": 0, "busy_s": 0.0, "throttled_s": 0.0, "throttled_share": null, "gpus": [{"gpu": 0, "name": "NVIDIA GeForce RTX 4090", "samples": 4, "busy_s": 0.0, "throttled_s": 0.0, "throttled_share": null, "longest_episode_s": 0.0, "min_clock_mhz": null, "max_sm_clock_mhz": 3105.0, "max_power_w": 440.0, "power_limit_w": 450.0, "max_temp_c": 70.0, "reasons": []}]}"#
+        );
+        // No card, no samples, a refused number: nothing but the refused value.
+        assert_eq!(written(&check(&GpuSamples::default())), "{}");
+        assert_eq!(written(&without_samples()), "{}");
+        let plain = run(100, 50..52);
+        let r = check(&reread(
+            &plain,
+            53,
+            "\"util_pct\": 98.0",
+            "\"util_pct\": NaN",
+        ));
+        assert_eq!(
+            written(&r),
+            r#"{"implausible": "run/gpu.samples.jsonl:53: util_pct = NaN is not a number"}"#
+        );
+    }
+
+    /// A folder holding a recording, with GPU samples and the recorder's manifest or not.
+    fn folder(gpu: bool, manifest: bool) -> Folder {
+        let file = |name: &str| Some(InputFile::new(name, Vec::new()));
+        Folder {
+            input: RunInput {
+                series: file("run/run.series.jsonl"),
+                gpu: if gpu {
+                    file("run/gpu.samples.jsonl")
+                } else {
+                    None
+                },
+                manifest: if manifest {
+                    file("run/manifest.json")
+                } else {
+                    None
+                },
+                ..RunInput::default()
+            },
+            ..Folder::default()
+        }
+    }
+
+    #[test]
+    fn the_run_reads_the_samples_and_says_what_the_conversion_says() {
+        // No measured load in the folder: no result.
+        assert_eq!(settle(T16, super::run(&Folder::default().scope())), None);
+        // The recorder made the folder and left no samples: can't tell.
+        let f = folder(false, true);
+        let r = settle(T16, super::run(&f.scope())).unwrap();
+        assert_eq!(r, without_samples());
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.starts_with("no GPU samples (gpu.samples.jsonl"),
+            "{}",
+            r.message
+        );
+        // A folder from elsewhere never had them: left out.
+        assert_eq!(settle(T16, super::run(&folder(false, false).scope())), None);
+        let f = folder(true, true);
+        let mut cx = f.scope();
+        let e = InputError::new("run/gpu.samples.jsonl", Some(3), "not JSON");
+        cx.gpu = Input::Unusable(&e);
+        let r = settle(T16, super::run(&cx)).unwrap();
+        assert_eq!(
+            said(&r),
+            (
+                Status::Unknown,
+                "unusable input: run/gpu.samples.jsonl:3: not JSON"
+            )
+        );
+        cx.gpu = Input::Missing(Gap::Run("the recorder stopped before sampling".into()));
+        let r = settle(T16, super::run(&cx)).unwrap();
+        assert_eq!(
+            said(&r),
+            (
+                Status::Unknown,
+                "can't tell: the recorder stopped before sampling"
+            )
+        );
+        let s = run(100, 40..80);
+        cx.gpu = Input::Present(&s);
+        let r = settle(T16, super::run(&cx)).unwrap();
+        assert_eq!(r.status, Status::Fail, "{}", r.message);
     }
 }

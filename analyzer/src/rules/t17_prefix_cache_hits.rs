@@ -17,10 +17,11 @@
 //! deltas), `untimed_requests`, `untimed_tokens` (each untimed request's estimated prompt
 //! tokens), `share`.
 
+use serde::Serialize;
+
 use crate::bench::key::{COMPLETED, TOTAL_INPUT_TOKENS};
-use crate::counters::Pair;
+use crate::counters::{Pair, RestartEvidence};
 use crate::engine::{Engine, PrefixCache, Selector};
-use crate::json::Json;
 use crate::num::{fixed, round_dp, thousands};
 use crate::plausible::{self, Implausible};
 use crate::prom::Exposition;
@@ -41,6 +42,37 @@ pub fn read(metrics: &Exposition, selectors: &[Selector]) -> Option<f64> {
         .iter()
         .filter_map(|(name, labels)| metrics.total(name, labels))
         .fold(None, |acc: Option<f64>, v| Some(acc.unwrap_or(0.0) + v))
+}
+
+/// What T17 read: the engine's prefix-cache counters and, as far as they could be
+/// compared, their increases and the share of prompt tokens served from the cache.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CacheHits {
+    /// The engine's key.
+    pub engine: &'static str,
+    /// The counters read, in words.
+    pub source: &'static str,
+    /// The counters' increases: prompt tokens served from the cache, and looked up in it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hit_tokens: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queried_tokens: Option<f64>,
+    /// A refused value: a prefix-cache counter, or a count the untimed requests' prompt
+    /// length comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub implausible: Option<String>,
+    /// A restart between the readings, its keys written in this object's place.
+    #[serde(flatten)]
+    pub restart: Option<RestartEvidence>,
+    /// The load tool's requests outside its measurement, and each one's estimated prompt
+    /// tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub untimed_requests: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub untimed_tokens: Option<f64>,
+    /// The measured requests' share of prompt tokens served from the cache, to 4 places.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
 }
 
 /// The load tool's requests outside its measurement, and their mean prompt length.
@@ -87,15 +119,17 @@ pub fn run(cx: &RunScope<'_>) -> Judged {
 
 pub fn check(engine: Engine, pair: &Pair<'_>, untimed: Untimed<'_>) -> CheckResult {
     let names = engine.prefix_cache();
-    let base = |status, message: String| {
-        CheckResult::new(T17, status, message)
-            .with("engine", engine.key())
-            .with("source", names.source)
+    let mut e = CacheHits {
+        engine: engine.key(),
+        source: names.source,
+        ..CacheHits::default()
     };
+    let said =
+        |status, message: String, e: CacheHits| CheckResult::new(T17, status, message).found(e);
     // A refused counter is no reading: not "does not apply", never a pass (plausible.rs).
     if let Some(bad) = pair.implausible(&counter_names(names)) {
-        return base(Status::Unknown, plausible::cannot_tell(bad))
-            .with("implausible", bad.to_string());
+        e.implausible = Some(bad.to_string());
+        return said(Status::Unknown, plausible::cannot_tell(bad), e);
     }
     let [hb, qb, ha, qa] = [
         read(&pair.before.metrics, names.hits),
@@ -104,7 +138,7 @@ pub fn check(engine: Engine, pair: &Pair<'_>, untimed: Untimed<'_>) -> CheckResu
         read(&pair.after.metrics, names.queries),
     ];
     if [hb, qb, ha, qa].iter().all(Option::is_none) {
-        return base(
+        return said(
             Status::NotApplicable,
             format!(
                 "does not apply: {} exported no prefix-cache counter ({}) in either reading, so \
@@ -112,99 +146,133 @@ pub fn check(engine: Engine, pair: &Pair<'_>, untimed: Untimed<'_>) -> CheckResu
                 engine.display(),
                 names.source
             ),
+            e,
         );
     }
     if let Some(restart) = pair.stamps_restart() {
-        let mut r = base(
+        e.restart = Some(restart.evidence());
+        return said(
             Status::Unknown,
             format!(
                 "{}, so the prefix-cache counters cannot be compared",
                 restart.describe()
             ),
+            e,
         );
-        r.evidence.extend(restart.evidence());
-        return r;
     }
     let (Some(hb), Some(qb), Some(ha), Some(qa)) = (hb, qb, ha, qa) else {
-        return base(
+        return said(
             Status::Unknown,
             format!(
                 "a prefix-cache counter ({}) is missing from a reading, so the share of prompt \
                  tokens served from the cache cannot be told",
                 names.source
             ),
+            e,
         );
     };
     let (hits, queries) = (ha - hb, qa - qb);
     if hits < 0.0 || queries < 0.0 {
-        return base(
+        return said(
             Status::Unknown,
             "a prefix-cache counter went down between the readings: the server restarted".into(),
+            e,
         );
     }
-    let mut r = base(Status::Unknown, String::new())
-        .with("hit_tokens", hits)
-        .with("queried_tokens", queries);
+    e.hit_tokens = Some(hits);
+    e.queried_tokens = Some(queries);
     if queries <= 0.0 {
-        r.status = Status::NotApplicable;
-        r.message = "does not apply: no prompt token was looked up in the prefix cache during \
-                     the run (caching off, or no request), so none was served from it"
-            .into();
-        return r;
+        return said(
+            Status::NotApplicable,
+            "does not apply: no prompt token was looked up in the prefix cache during the run \
+             (caching off, or no request), so none was served from it"
+                .into(),
+            e,
+        );
     }
+    let (status, message) = measured_share(hits, queries, untimed, names.source, &mut e);
+    said(status, message, e)
+}
+
+/// The measured requests' share of prompt tokens served from the cache, the load tool's
+/// untimed requests set apart; fills in `e`.
+fn measured_share(
+    hits: f64,
+    queries: f64,
+    untimed: Untimed<'_>,
+    source: &str,
+    e: &mut CacheHits,
+) -> (Status, String) {
     // The untimed requests repeat the first prompt: all but the first are hits.
     let per = untimed.prompt_tokens.filter(|p| p.is_finite() && *p > 0.0);
     let (mut measured_hits, mut measured_queries) = (hits, queries);
     if let (1.., Some(bad)) = (untimed.requests, untimed.refused) {
-        r.message = plausible::cannot_tell(bad);
-        r.set("implausible", bad.to_string());
-        return r;
+        e.implausible = Some(bad.to_string());
+        return (Status::Unknown, plausible::cannot_tell(bad));
     }
     if let (n @ 1.., Some(p)) = (untimed.requests, per) {
-        r.set("untimed_requests", n);
-        r.set("untimed_tokens", round_dp(p, 1));
+        e.untimed_requests = Some(n);
+        e.untimed_tokens = Some(round_dp(p, 1));
         measured_queries = (queries - n as f64 * p).max(0.0);
         measured_hits = (hits - (n - 1) as f64 * p).clamp(0.0, measured_queries);
     }
     if measured_queries <= 0.0 {
-        r.message = "the load tool's untimed requests account for every prompt token looked up \
-                     in the prefix cache, so the measured requests' share cannot be told"
-            .into();
-        return r;
+        return (
+            Status::Unknown,
+            "the load tool's untimed requests account for every prompt token looked up in the \
+             prefix cache, so the measured requests' share cannot be told"
+                .into(),
+        );
     }
     let share = measured_hits / measured_queries;
-    let mut r = r.with("share", Json::from(round_dp(share, 4)));
-    let mut said = format!(
+    e.share = Some(round_dp(share, 4));
+    let mut said_share = format!(
         "{} of {} prompt tokens ({}%) were served from the prefix cache ({})",
         thousands(measured_hits),
         thousands(measured_queries),
         fixed(share * 100.0, 1),
-        names.source
+        source
     );
     if measured_queries != queries {
-        said.push_str(&format!(
+        said_share.push_str(&format!(
             ", leaving out about {} tokens of the load tool's {} untimed requests",
             thousands(queries - measured_queries),
             untimed.requests
         ));
     }
     if share >= WARN_SHARE {
-        r.status = Status::Warn;
-        r.message = format!(
-            "{said}: the run skipped that prefill, so its throughput does not carry over to \
-             traffic without those hits"
+        let message = format!(
+            "{said_share}: the run skipped that prefill, so its throughput does not carry over \
+             to traffic without those hits"
         );
+        (Status::Warn, message)
     } else {
-        r.status = Status::Pass;
-        r.message = format!("{said}: below {}%", fixed(WARN_SHARE * 100.0, 0));
+        let message = format!("{said_share}: below {}%", fixed(WARN_SHARE * 100.0, 0));
+        (Status::Pass, message)
     }
-    r
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::BenchResult;
+    use crate::input::InputError;
+    use crate::inputs::{InputFile, RunInput};
+    use crate::json::Json;
+    use crate::rules::absent::{settle, Gap, Input};
+    use crate::rules::testing::{said, Folder};
     use crate::snapshot::Snapshot;
+
+    /// The evidence as `results.json` writes it.
+    fn written(r: &CheckResult) -> String {
+        Json::Obj(r.evidence()).to_compact()
+    }
+
+    fn found(r: &CheckResult) -> &CacheHits {
+        r.finding::<CacheHits>().expect("T17's counts")
+    }
+
+    const VLLM: &str = r#""engine": "vllm", "source": "vllm:prefix_cache_hits_total / vllm:prefix_cache_queries_total""#;
 
     fn snap(text: &str) -> Snapshot {
         Snapshot {
@@ -228,7 +296,7 @@ mod tests {
         let (b, a) = (vllm(100.0, 1000.0), vllm(5100.0, 11000.0));
         let r = check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default());
         assert_eq!(r.status, Status::Warn, "{}", r.message);
-        assert_eq!(r.evidence("share"), Some(&Json::Float(0.5)));
+        assert_eq!(found(&r).share, Some(0.5));
         assert!(r
             .message
             .starts_with("5,000 of 10,000 prompt tokens (50.0%)"));
@@ -258,8 +326,11 @@ mod tests {
             .concat(),
         );
         let r = check(Engine::Sglang, &Pair::new(&b, &a), Untimed::default());
-        assert_eq!(r.evidence("hit_tokens"), Some(&Json::Float(400.0)));
-        assert_eq!(r.evidence("queried_tokens"), Some(&Json::Float(1000.0)));
+        assert_eq!(
+            (found(&r).hit_tokens, found(&r).queried_tokens),
+            (Some(400.0), Some(1000.0))
+        );
+        assert_eq!(found(&r).engine, "sglang");
         assert_eq!(r.status, Status::Warn);
     }
 
@@ -313,7 +384,11 @@ mod tests {
         };
         let r = check(Engine::Vllm, &Pair::new(&b, &a), untimed);
         assert_eq!(r.status, Status::Pass, "{}", r.message);
-        assert_eq!(r.evidence("share"), Some(&Json::Float(0.0312)));
+        assert_eq!(found(&r).share, Some(0.0312));
+        assert_eq!(
+            (found(&r).untimed_requests, found(&r).untimed_tokens),
+            (Some(17), Some(100.0))
+        );
         assert!(
             r.message
                 .contains("leaving out about 1,700 tokens of the load tool's 17"),
@@ -401,6 +476,162 @@ mod tests {
         let a = snap("vllm:prefix_cache_hits_total 9\nvllm:prefix_cache_queries_total 10\nvllm:x_created 2\n");
         let r = check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default());
         assert_eq!(r.status, Status::Unknown);
-        assert_eq!(r.evidence("restarted"), Some(&Json::Bool(true)));
+        let restart = found(&r).restart.as_ref().unwrap();
+        assert!(restart.restarted);
+        assert_eq!(restart.example.as_deref(), Some("vllm:x_created"));
+        assert_eq!(found(&r).share, None);
+    }
+
+    #[test]
+    fn the_evidence_of_each_outcome_in_its_order() {
+        let pass =
+            |b: &Snapshot, a: &Snapshot, u: Untimed<'_>| check(Engine::Vllm, &Pair::new(b, a), u);
+        let (b, a) = (vllm(100.0, 1000.0), vllm(5100.0, 11000.0));
+        let r = pass(&b, &a, Untimed::default());
+        assert_eq!(
+            written(&r),
+            format!(r#"{{{VLLM}, "hit_tokens": 5000.0, "queried_tokens": 10000.0, "share": 0.5}}"#)
+        );
+        let (b, a) = (vllm(0.0, 0.0), vllm(1700.0, 4900.0));
+        let untimed = Untimed {
+            requests: 17,
+            prompt_tokens: Some(100.04),
+            refused: None,
+        };
+        let r = pass(&b, &a, untimed);
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{{VLLM}, "hit_tokens": 1700.0, "queried_tokens": 4900.0, "untimed_requests": 17, "untimed_tokens": 100.0, "share": 0.0311}}"#
+            )
+        );
+        // The untimed requests account for every token looked up: can't tell.
+        let r = pass(&b, &vllm(1700.0, 1700.0), untimed);
+        assert_eq!(r.status, Status::Unknown);
+        assert!(r
+            .message
+            .starts_with("the load tool's untimed requests account for every"));
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{{VLLM}, "hit_tokens": 1700.0, "queried_tokens": 1700.0, "untimed_requests": 17, "untimed_tokens": 100.0}}"#
+            )
+        );
+        // Nothing looked up: does not apply, with the deltas.
+        let r = pass(&vllm(5.0, 10.0), &vllm(5.0, 10.0), Untimed::default());
+        assert_eq!(
+            written(&r),
+            format!(r#"{{{VLLM}, "hit_tokens": 0.0, "queried_tokens": 0.0}}"#)
+        );
+        // Nothing exported, or a counter that went down: the counters' names only.
+        let empty = snap("vllm:num_requests_running 0\n");
+        assert_eq!(
+            written(&pass(&empty, &empty, Untimed::default())),
+            format!("{{{VLLM}}}")
+        );
+        let r = pass(&vllm(5.0, 10.0), &vllm(1.0, 20.0), Untimed::default());
+        assert_eq!(written(&r), format!("{{{VLLM}}}"));
+        // A refused prompt count with untimed requests: after the deltas.
+        let bad = Implausible::new(
+            "run/bench.json",
+            None,
+            "total_input_tokens",
+            f64::NAN,
+            plausible::Why::NotANumber,
+        );
+        let refused = Untimed {
+            requests: 17,
+            prompt_tokens: None,
+            refused: Some(&bad),
+        };
+        let r = pass(&b, &a, refused);
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{{VLLM}, "hit_tokens": 1700.0, "queried_tokens": 4900.0, "implausible": "run/bench.json: total_input_tokens = NaN is not a number"}}"#
+            )
+        );
+    }
+
+    #[test]
+    fn a_restart_or_a_refused_counter_comes_after_the_counters_names() {
+        let b = snap("vllm:prefix_cache_hits_total 0\nvllm:prefix_cache_queries_total 10\nvllm:x_created 1\n");
+        let a = snap("vllm:prefix_cache_hits_total 9\nvllm:prefix_cache_queries_total 10\nvllm:x_created 2\n");
+        let r = check(Engine::Vllm, &Pair::new(&b, &a), Untimed::default());
+        assert!(
+            r.message
+                .ends_with(", so the prefix-cache counters cannot be compared"),
+            "{}",
+            r.message
+        );
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{{VLLM}, "restarted": true, "created_changed": 1, "example": "vllm:x_created", "before": 1.0, "after": 2.0}}"#
+            )
+        );
+        let text = "vllm:prefix_cache_hits_total{engine=\"0\"} NaN\nvllm:prefix_cache_queries_total{engine=\"0\"} 5\n";
+        let a = Snapshot::read("run/after.prom", text.as_bytes()).unwrap();
+        let r = check(
+            Engine::Vllm,
+            &Pair::new(&vllm(0.0, 0.0), &a),
+            Untimed::default(),
+        );
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{{VLLM}, "implausible": "run/after.prom:1: vllm:prefix_cache_hits_total = NaN is not a number"}}"#
+            )
+        );
+    }
+
+    /// A folder holding the recorder's snapshots.
+    fn measured() -> Folder {
+        Folder {
+            input: RunInput {
+                before: Some(InputFile::new("run/before.prom", Vec::new())),
+                ..RunInput::default()
+            },
+            ..Folder::default()
+        }
+    }
+
+    #[test]
+    fn the_run_reads_the_pair_and_says_what_the_conversion_says() {
+        // No measured load in the folder, or no snapshots: no result.
+        assert_eq!(settle(T17, run(&Folder::default().scope())), None);
+        let f = measured();
+        let mut cx = f.scope();
+        assert_eq!(settle(T17, run(&cx)), None);
+        let e = InputError::new("run/after.prom", Some(2), "not a metric line");
+        cx.pair = Input::Unusable(&e);
+        assert_eq!(
+            said(&settle(T17, run(&cx)).unwrap()),
+            (
+                Status::Unknown,
+                "unusable input: run/after.prom:2: not a metric line"
+            )
+        );
+        cx.pair = Input::Missing(Gap::Run("no snapshot after the load".into()));
+        assert_eq!(
+            said(&settle(T17, run(&cx)).unwrap()),
+            (Status::Unknown, "can't tell: no snapshot after the load")
+        );
+        // The load tool's 17 untimed requests of 100 prompt tokens are set apart.
+        let (b, a) = (vllm(0.0, 0.0), vllm(1700.0, 4900.0));
+        let pair = Pair::new(&b, &a);
+        let bench = BenchResult {
+            completed: Some(32),
+            total_input_tokens: Some(3200),
+            ..BenchResult::default()
+        };
+        cx.pair = Input::Present(&pair);
+        cx.bench = Input::Present(&bench);
+        cx.expected_extra = 17;
+        let r = settle(T17, run(&cx)).unwrap();
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
+        assert_eq!(found(&r).untimed_tokens, Some(100.0));
+        cx.bench = Input::NotGiven;
+        assert_eq!(settle(T17, run(&cx)).unwrap().status, Status::Warn);
     }
 }

@@ -24,6 +24,8 @@
 //! `first_requests`, `later_requests`, `first_ttft_s`, `later_ttft_s`, `ratio`,
 //! `excess_s`, `waiting_max`, `log_lines`, `first_log_line`.
 
+use serde::Serialize;
+
 use crate::bench::key::DURATION;
 use crate::bench::Requests;
 use crate::engine::Engine;
@@ -64,6 +66,40 @@ pub struct WarmUpInputs<'a> {
     pub log_during_load: Option<&'a str>,
     /// The load tool ran a warm-up phase of its own (its `load.log` says so).
     pub client_warm_up: bool,
+}
+
+/// What T18 drew on: the log's warm-up lines and the first wave against the rest.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct WarmUp {
+    /// The engine's key.
+    pub engine: &'static str,
+    /// Lines of compilation or graph capture in the log written while the load ran (when
+    /// that stretch of the log is known), and the first of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_lines: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_log_line: Option<String>,
+    /// The first wave's and the later requests' counts and median times to first token
+    /// (seconds, to 3 places), and the first's over the later's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_requests: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub later_requests: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_ttft_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub later_ttft_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excess_s: Option<f64>,
+    /// A refused value: a per-request time, or a queue reading or the result's duration
+    /// read for a first wave that stands out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub implausible: Option<String>,
+    /// The most requests waiting around the first wave, when it stands out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting_max: Option<f64>,
 }
 
 /// The first wave against the rest.
@@ -250,138 +286,162 @@ pub fn check(inputs: &WarmUpInputs<'_>) -> CheckResult {
     let lines = inputs
         .log_during_load
         .map(|log| warm_up_lines(inputs.engine, log));
-    let mut r =
-        CheckResult::new(T18, Status::Unknown, String::new()).with("engine", inputs.engine.key());
-    if let Some(l) = &lines {
-        r.set("log_lines", l.len());
-        if let Some(first) = l.first() {
-            r.set("first_log_line", first.as_str());
-        }
-    }
-    let logged =
-        || -> String {
-            match lines.as_deref() {
-                Some([first, ..]) => format!(
-                "; the server logged {} line{} of compilation or graph capture while the load ran \
-                 (\"{first}\")",
-                lines.as_ref().map_or(0, Vec::len),
-                if lines.as_ref().is_some_and(|l| l.len() == 1) { "" } else { "s" }
-            ),
-                _ => String::new(),
-            }
-        };
+    let mut e = WarmUp {
+        engine: inputs.engine.key(),
+        log_lines: lines.as_ref().map(Vec::len),
+        first_log_line: lines.as_ref().and_then(|l| l.first().cloned()),
+        ..WarmUp::default()
+    };
+    let (status, message) = judge(inputs, lines.as_deref(), &mut e);
+    CheckResult::new(T18, status, message).found(e)
+}
+
+/// The verdict from the per-request times, else from the log's lines; fills in `e`.
+fn judge(inputs: &WarmUpInputs<'_>, lines: Option<&[String]>, e: &mut WarmUp) -> (Status, String) {
+    let count = |l: &[String]| format!("{} line{}", l.len(), if l.len() == 1 { "" } else { "s" });
+    let logged = match lines {
+        Some(l @ [first, ..]) => format!(
+            "; the server logged {} of compilation or graph capture while the load ran \
+             (\"{first}\")",
+            count(l)
+        ),
+        _ => String::new(),
+    };
     // A refused per-request time leaves its request out, which can hide a slow first
     // wave: no verdict from the others (plausible.rs).
     if let Some(bad) = inputs.requests.and_then(|q| q.implausible.first()) {
-        r.message = plausible::cannot_tell(bad);
-        r.set("implausible", bad.to_string());
-        return r;
+        e.implausible = Some(bad.to_string());
+        return (Status::Unknown, plausible::cannot_tell(bad));
     }
-    if let Some(e) = inputs.requests.and_then(|q| effect(q, inputs.requested)) {
-        r.set("first_requests", e.first);
-        r.set("later_requests", e.rest);
-        r.set("first_ttft_s", round_dp(e.first_ttft_s, 3));
-        r.set("later_ttft_s", round_dp(e.rest_ttft_s, 3));
-        r.set("ratio", round_dp(e.ratio(), 2));
-        r.set("excess_s", round_dp(e.excess_s(), 3));
-        let said = format!(
-            "the first {} requests waited a median {} s for their first token, {}× the {} s of \
-             the {} after them",
-            e.first,
-            fixed(e.first_ttft_s, 2),
-            fixed(e.ratio(), 1),
-            fixed(e.rest_ttft_s, 2),
-            e.rest
-        );
-        if !e.flagged() {
-            r.status = Status::Pass;
-            r.message = format!(
-                "{said}: no one-time warm-up stands out (flagged from {}× and {} s more)",
-                fixed(RATIO, 0),
-                fixed(EXCESS_S, 2)
-            );
-            return r;
-        }
-        let refused = inputs
-            .series
-            .and_then(|s| s.implausible_in(&[column::WAITING]))
-            .or(inputs.duration_refused);
-        if let Some(bad) = refused {
-            r.message = plausible::cannot_tell(bad);
-            r.set("implausible", bad.to_string());
-            return r;
-        }
-        match waiting_around(inputs, e.span_s) {
-            Some(w) if w <= 0.0 => {
-                r.set("waiting_max", w);
-                r.status = Status::Warn;
-                r.message = format!(
-                    "{said}, while no request waited in the queue: about {} s of one-time \
-                     warm-up inside the measured window{}. To exclude it, {EXCLUDE}",
-                    fixed(e.excess_s(), 2),
-                    logged()
-                );
-            }
-            Some(w) => {
-                r.set("waiting_max", w);
-                r.message = format!(
-                    "{said}, but up to {} requests waited in the queue then, so queueing may \
-                     explain the slow start as well as a warm-up{}",
-                    crate::num::shortest(w),
-                    logged()
-                );
-            }
-            None => {
-                r.message = format!(
-                    "{said}, but without a recording of the queue then, queueing cannot be told \
-                     from a warm-up{}",
-                    logged()
-                );
-            }
-        }
-        return r;
+    if let Some(wave) = inputs.requests.and_then(|q| effect(q, inputs.requested)) {
+        return first_wave(inputs, &wave, &logged, e);
     }
     let per_request = "the load tool's result has no per-request times to compare the first \
                        requests with the rest (vllm bench serve saves them with --save-detailed)";
-    match lines.as_deref() {
-        Some([first, ..]) if !inputs.client_warm_up => {
-            r.status = Status::Warn;
-            r.message =
-                format!(
-                "the server logged {} line{} of compilation or graph capture while the load ran \
+    match lines {
+        Some(l @ [first, ..]) if !inputs.client_warm_up => (
+            Status::Warn,
+            format!(
+                "the server logged {} of compilation or graph capture while the load ran \
                  (\"{first}\"): one-time warm-up inside the measured window. To exclude it, \
                  {EXCLUDE}",
-                lines.as_ref().map_or(0, Vec::len),
-                if lines.as_ref().is_some_and(|l| l.len() == 1) { "" } else { "s" }
-            );
-        }
-        Some([_, ..]) => {
-            r.message = format!(
+                count(l)
+            ),
+        ),
+        Some([_, ..]) => (
+            Status::Unknown,
+            format!(
                 "the server logged compilation or graph capture while the load ran, but the load \
                  tool also ran its own warm-up phase then, and {per_request}"
-            );
-        }
-        Some([]) => {
-            r.message = format!(
+            ),
+        ),
+        Some([]) => (
+            Status::Unknown,
+            format!(
                 "the server logged no compilation or graph capture while the load ran, but \
                  {per_request}, so a silent warm-up cannot be ruled out"
-            );
-        }
-        None => {
-            r.message = format!(
+            ),
+        ),
+        None => (
+            Status::Unknown,
+            format!(
                 "{per_request}, and no boot log with the recorder's marks of the load's start \
                  and end shows what the server did then"
-            );
-        }
+            ),
+        ),
     }
-    r
+}
+
+/// The first wave against the rest: a pass when it does not stand out, else a warning
+/// when the queue was empty then and "can't tell" when it was not or is not known.
+fn first_wave(
+    inputs: &WarmUpInputs<'_>,
+    wave: &Effect,
+    logged: &str,
+    e: &mut WarmUp,
+) -> (Status, String) {
+    e.first_requests = Some(wave.first);
+    e.later_requests = Some(wave.rest);
+    e.first_ttft_s = Some(round_dp(wave.first_ttft_s, 3));
+    e.later_ttft_s = Some(round_dp(wave.rest_ttft_s, 3));
+    e.ratio = Some(round_dp(wave.ratio(), 2));
+    e.excess_s = Some(round_dp(wave.excess_s(), 3));
+    let said = format!(
+        "the first {} requests waited a median {} s for their first token, {}× the {} s of \
+         the {} after them",
+        wave.first,
+        fixed(wave.first_ttft_s, 2),
+        fixed(wave.ratio(), 1),
+        fixed(wave.rest_ttft_s, 2),
+        wave.rest
+    );
+    if !wave.flagged() {
+        return (
+            Status::Pass,
+            format!(
+                "{said}: no one-time warm-up stands out (flagged from {}× and {} s more)",
+                fixed(RATIO, 0),
+                fixed(EXCESS_S, 2)
+            ),
+        );
+    }
+    let refused = inputs
+        .series
+        .and_then(|s| s.implausible_in(&[column::WAITING]))
+        .or(inputs.duration_refused);
+    if let Some(bad) = refused {
+        e.implausible = Some(bad.to_string());
+        return (Status::Unknown, plausible::cannot_tell(bad));
+    }
+    let waiting = waiting_around(inputs, wave.span_s);
+    e.waiting_max = waiting;
+    match waiting {
+        Some(w) if w <= 0.0 => (
+            Status::Warn,
+            format!(
+                "{said}, while no request waited in the queue: about {} s of one-time \
+                 warm-up inside the measured window{logged}. To exclude it, {EXCLUDE}",
+                fixed(wave.excess_s(), 2),
+            ),
+        ),
+        Some(w) => (
+            Status::Unknown,
+            format!(
+                "{said}, but up to {} requests waited in the queue then, so queueing may \
+                 explain the slow start as well as a warm-up{logged}",
+                crate::num::shortest(w),
+            ),
+        ),
+        None => (
+            Status::Unknown,
+            format!(
+                "{said}, but without a recording of the queue then, queueing cannot be told \
+                 from a warm-up{logged}"
+            ),
+        ),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::BenchResult;
     use crate::docs::Row;
+    use crate::inputs::{InputFile, RunInput};
     use crate::json::Json;
+    use crate::rules::absent::{settle, Input};
+    use crate::rules::testing::Folder;
+
+    /// The evidence as `results.json` writes it.
+    fn written(r: &CheckResult) -> String {
+        Json::Obj(r.evidence()).to_compact()
+    }
+
+    fn found(r: &CheckResult) -> &WarmUp {
+        r.finding::<WarmUp>().expect("T18's evidence")
+    }
+
+    const COMPILING: &str = "(EngineCore pid=7) INFO 11-30 10:52:20 [backends.py:400] Compiling a graph for compile range (1, 8) takes 1.52 s\n";
 
     /// `waves` waves of `c` requests, each wave starting when the last finished: every
     /// request's first token after `ttft` s, the first wave's after `first` s.
@@ -439,9 +499,11 @@ mod tests {
         let s = series(0.0);
         let r = check(&inputs(Some(&cold), Some(&s)));
         assert_eq!(r.status, Status::Warn, "{}", r.message);
-        assert_eq!(r.evidence("ratio"), Some(&Json::Float(8.0)));
-        assert_eq!(r.evidence("first_requests"), Some(&Json::Int(8)));
-        assert_eq!(r.evidence("later_requests"), Some(&Json::Int(24)));
+        let e = found(&r);
+        assert_eq!(e.ratio, Some(8.0));
+        assert_eq!((e.first_requests, e.later_requests), (Some(8), Some(24)));
+        assert_eq!((e.first_ttft_s, e.later_ttft_s), (Some(1.6), Some(0.2)));
+        assert_eq!(e.waiting_max, Some(0.0));
         assert!(
             r.message.contains("about 1.40 s of one-time warm-up"),
             "{}",
@@ -472,7 +534,7 @@ mod tests {
         let s = series(3.0);
         let r = check(&inputs(Some(&cold), Some(&s)));
         assert_eq!(r.status, Status::Unknown, "{}", r.message);
-        assert_eq!(r.evidence("waiting_max"), Some(&Json::Float(3.0)));
+        assert_eq!(found(&r).waiting_max, Some(3.0));
         // No recording at all: can't tell either.
         assert_eq!(check(&inputs(Some(&cold), None)).status, Status::Unknown);
     }
@@ -503,7 +565,12 @@ mod tests {
         i.log_during_load = Some(log);
         let r = check(&i);
         assert_eq!(r.status, Status::Warn, "{}", r.message);
-        assert_eq!(r.evidence("log_lines"), Some(&Json::Int(1)));
+        assert_eq!(found(&r).log_lines, Some(1));
+        assert!(found(&r)
+            .first_log_line
+            .as_ref()
+            .is_some_and(|l| l.contains("Compiling a graph")));
+        assert_eq!(found(&r).first_requests, None);
         i.client_warm_up = true;
         assert_eq!(check(&i).status, Status::Unknown);
         i.log_during_load = Some("INFO:     127.0.0.1 - \"POST /v1/completions\" 200 OK\n");
@@ -612,5 +679,130 @@ mod tests {
         assert_eq!(log_between(b"abcdef", 4, None), "ef");
         assert_eq!(log_between(b"abc", 9, Some(1)), "");
         assert_eq!(log_between(b"abc", 1, Some(99)), "bc");
+    }
+
+    #[test]
+    fn the_evidence_of_each_outcome_in_its_order() {
+        let cold = closed_loop(8, 4, 1.6, 0.2);
+        let quiet = series(0.0);
+        let effect = r#""first_requests": 8, "later_requests": 24, "first_ttft_s": 1.6, "later_ttft_s": 0.2, "ratio": 8.0, "excess_s": 1.4"#;
+        let r = check(&inputs(Some(&cold), Some(&quiet)));
+        assert_eq!(r.status, Status::Warn);
+        assert_eq!(
+            written(&r),
+            format!(r#"{{"engine": "vllm", {effect}, "waiting_max": 0.0}}"#)
+        );
+        // Without a recording of the queue: can't tell, and no waiting_max.
+        let r = check(&inputs(Some(&cold), None));
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.contains("without a recording of the queue"),
+            "{}",
+            r.message
+        );
+        assert_eq!(written(&r), format!(r#"{{"engine": "vllm", {effect}}}"#));
+        // The log's lines come before the requests' figures.
+        let mut i = inputs(Some(&cold), Some(&quiet));
+        i.log_during_load = Some(COMPILING);
+        let r = check(&i);
+        assert_eq!(r.status, Status::Warn);
+        assert!(
+            r.message
+                .contains("the server logged 1 line of compilation"),
+            "{}",
+            r.message
+        );
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{"engine": "vllm", "log_lines": 1, "first_log_line": "(EngineCore pid=7) INFO 11-30 10:52:20 [backends.py:400] Compiling a graph for compile range (1, 8) takes 1.52 s", {effect}, "waiting_max": 0.0}}"#
+            )
+        );
+        // A refused queue reading after a slow first wave: after its figures.
+        let mut s = series(0.0);
+        s.implausible.push(Implausible::new(
+            "run/run.series.jsonl",
+            Some(7),
+            column::WAITING,
+            f64::NAN,
+            plausible::Why::NotANumber,
+        ));
+        let r = check(&inputs(Some(&cold), Some(&s)));
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{"engine": "vllm", {effect}, "implausible": "run/run.series.jsonl:7: waiting = NaN is not a number"}}"#
+            )
+        );
+        // A first wave that does not stand out: no queue read.
+        let warm = closed_loop(8, 4, 0.22, 0.2);
+        let r = check(&inputs(Some(&warm), Some(&quiet)));
+        assert_eq!(
+            written(&r),
+            r#"{"engine": "vllm", "first_requests": 8, "later_requests": 24, "first_ttft_s": 0.22, "later_ttft_s": 0.2, "ratio": 1.1, "excess_s": 0.02}"#
+        );
+    }
+
+    #[test]
+    fn without_per_request_times_the_evidence_is_the_logs() {
+        let mut i = inputs(None, None);
+        assert_eq!(written(&check(&i)), r#"{"engine": "vllm"}"#);
+        i.log_during_load = Some("INFO:     127.0.0.1 - \"POST /v1/completions\" 200 OK\n");
+        assert_eq!(written(&check(&i)), r#"{"engine": "vllm", "log_lines": 0}"#);
+        i.log_during_load = Some(COMPILING);
+        let r = check(&i);
+        assert_eq!(r.status, Status::Warn);
+        assert_eq!(
+            written(&r),
+            r#"{"engine": "vllm", "log_lines": 1, "first_log_line": "(EngineCore pid=7) INFO 11-30 10:52:20 [backends.py:400] Compiling a graph for compile range (1, 8) takes 1.52 s"}"#
+        );
+    }
+
+    /// A folder holding a load tool's result, made by the recorder or not.
+    fn folder(recorded: bool) -> Folder {
+        let file = |name: &str| Some(InputFile::new(name, Vec::new()));
+        Folder {
+            input: RunInput {
+                series: file("run/run.series.jsonl"),
+                manifest: if recorded {
+                    file("run/manifest.json")
+                } else {
+                    None
+                },
+                ..RunInput::default()
+            },
+            ..Folder::default()
+        }
+    }
+
+    #[test]
+    fn the_run_leaves_out_a_cant_tell_only_the_recorders_captures_could_decide() {
+        // No measured load: no result.
+        assert_eq!(settle(T18, run(&Folder::default().scope())), None);
+        // Nothing to decide with: can't tell in the recorder's folder, left out elsewhere.
+        let f = folder(true);
+        let r = settle(T18, run(&f.scope())).unwrap();
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message
+                .starts_with("the load tool's result has no per-request times"),
+            "{}",
+            r.message
+        );
+        assert_eq!(settle(T18, run(&folder(false).scope())), None);
+        // Per-request times decide in either.
+        let f = folder(false);
+        let mut cx = f.scope();
+        let bench = BenchResult {
+            requests: Some(closed_loop(8, 4, 0.22, 0.2)),
+            ..BenchResult::default()
+        };
+        cx.bench = Input::Present(&bench);
+        let r = settle(T18, run(&cx)).unwrap();
+        assert_eq!(r.status, Status::Pass, "{}", r.message);
+        // An unusable result gives no per-request times: as good as none.
+        let e = crate::input::InputError::new("run/bench.json", None, "not JSON");
+        cx.bench = Input::Unusable(&e);
+        assert_eq!(settle(T18, run(&cx)), None);
     }
 }

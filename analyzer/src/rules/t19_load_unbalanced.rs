@@ -4,6 +4,8 @@
 //! throughput then measures the router's placement, not the pool's capacity (the rule and
 //! its thresholds: docs/tripwires.md#t19).
 
+use serde::Serialize;
+
 use crate::num::shortest;
 use crate::rules::absent::{Input, Judged};
 use crate::rules::scope::{FleetScope, ReplicaScope};
@@ -20,6 +22,33 @@ pub const TRIPWIRE: Tripwire = Tripwire::LoadUnbalanced;
 /// its own KV cache, never reached, counts as having had room: an even split by count
 /// (round robin) over replicas of uneven capacity still leaves one at its ceiling.
 pub const FEW: f64 = 0.5;
+
+/// What T19 found: the fleet's size and the threshold, then the replica that ran at its
+/// ceiling beside the one that had room, or the replica that can't be told.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Balance {
+    pub replicas: usize,
+    /// [`FEW`].
+    pub few_below_share: f64,
+    /// The replica at its ceiling, its peak running and why it counts as at its ceiling.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saturated: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saturated_peak_running: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saturated_because: Option<String>,
+    /// The replica that had room: its peak running, and its peak KV use when that is what
+    /// shows the room.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub few: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub few_peak_running: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub few_peak_kv_usage: Option<f64>,
+    /// The replica whose running requests or ceiling are not known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown: Option<String>,
+}
 
 /// Whether a replica ran at its ceiling during the run.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,7 +110,7 @@ fn loaded(rep: &ReplicaScope<'_>, results: &[CheckResult]) -> Loaded {
         .find(|c| c.tripwire == Tripwire::SilentPreemption);
     let preemptions = t1
         .filter(|c| matches!(c.status, Status::Pass | Status::Fail))
-        .and_then(|c| c.evidence("preemptions")?.as_f64());
+        .and_then(crate::rules::t01_silent_preemption::preemptions);
     let queued_full = series.filter(|_| refused.is_none()).and_then(|s| {
         let usage = s.rows.values(Field::KvUsage);
         s.rows
@@ -115,70 +144,36 @@ fn loaded(rep: &ReplicaScope<'_>, results: &[CheckResult]) -> Loaded {
 }
 
 pub fn check(replicas: &[Loaded]) -> CheckResult {
-    let base = |status, msg: String| {
-        CheckResult::new(TRIPWIRE, status, msg)
-            .with("replicas", replicas.len())
-            .with("few_below_share", FEW)
+    let base = Balance {
+        replicas: replicas.len(),
+        few_below_share: FEW,
+        ..Balance::default()
     };
+    let said = |status, msg: String, e: Balance| CheckResult::new(TRIPWIRE, status, msg).found(e);
     if replicas.len() < 2 {
-        return base(
+        return said(
             Status::NotApplicable,
             "does not apply to a single replica: there is no other to share the load".into(),
+            base,
         );
     }
-    // A saturated replica beside one that ran few, among those known.
-    for s in replicas {
-        let (Saturation::Yes(why), Ok(peak_s)) = (&s.saturation, &s.peak_running) else {
-            continue;
-        };
-        let idle = replicas.iter().filter(|l| l.id != s.id).find_map(|l| {
-            let p = *l.peak_running.as_ref().ok()?;
-            if p < FEW * peak_s {
-                return Some((l, Idle::Few(p)));
-            }
-            let kv = l.peak_kv.filter(|kv| *kv < FEW)?;
-            Some((l, Idle::Room(p, kv)))
-        });
-        if let Some((l, idle)) = idle {
-            let other = match idle {
-                Idle::Few(p) => format!("never ran more than {} at once", shortest(p)),
-                Idle::Room(_, kv) => format!(
-                    "never filled more than {}% of its KV cache",
-                    crate::num::fixed(kv * 100.0, 0)
-                ),
-            };
-            let r = base(
-                Status::Fail,
-                format!(
-                    "replica {} ran at its ceiling ({why}, up to {} running) while replica {} \
-                     {other}: the router placed the load unevenly for what each replica \
-                     could hold, so the fleet's figures measure the placement, not the pool",
-                    s.id,
-                    shortest(*peak_s),
-                    l.id,
-                ),
-            )
-            .with("saturated", s.id.as_str())
-            .with("saturated_peak_running", *peak_s)
-            .with("saturated_because", why.as_str())
-            .with("few", l.id.as_str());
-            return match idle {
-                Idle::Few(p) => r.with("few_peak_running", p),
-                Idle::Room(p, kv) => r.with("few_peak_running", p).with("few_peak_kv_usage", kv),
-            };
-        }
+    if let Some(r) = misplaced(replicas, &base) {
+        return r;
     }
     if let Some(m) = replicas.iter().find(|r| r.peak_running.is_err()) {
         let why = m.peak_running.as_ref().err().cloned().unwrap_or_default();
-        return base(
+        return said(
             Status::Unknown,
             format!(
                 "replica {}'s running requests are not known ({why}), so whether the load was \
                  balanced can't be told",
                 m.id
             ),
-        )
-        .with("unknown", m.id.as_str());
+            Balance {
+                unknown: Some(m.id.clone()),
+                ..base
+            },
+        );
     }
     let lowest = replicas
         .iter()
@@ -190,7 +185,7 @@ pub fn check(replicas: &[Loaded]) -> CheckResult {
             continue;
         };
         if lowest < FEW * peak_u {
-            return base(
+            return said(
                 Status::Unknown,
                 format!(
                     "replica {} ran up to {} at once and another as few as {}, but whether \
@@ -200,8 +195,11 @@ pub fn check(replicas: &[Loaded]) -> CheckResult {
                     shortest(lowest),
                     u.id
                 ),
-            )
-            .with("unknown", u.id.as_str());
+                Balance {
+                    unknown: Some(u.id.clone()),
+                    ..base
+                },
+            );
         }
     }
     let saturated: Vec<&str> = replicas
@@ -227,12 +225,83 @@ pub fn check(replicas: &[Loaded]) -> CheckResult {
             saturated.join(", ")
         )
     };
-    base(Status::Pass, msg)
+    said(Status::Pass, msg, base)
+}
+
+/// A saturated replica beside one that ran few or never filled half of its cache, among
+/// those known: the fail naming both.
+fn misplaced(replicas: &[Loaded], base: &Balance) -> Option<CheckResult> {
+    for s in replicas {
+        let (Saturation::Yes(why), Ok(peak_s)) = (&s.saturation, &s.peak_running) else {
+            continue;
+        };
+        let idle = replicas.iter().filter(|l| l.id != s.id).find_map(|l| {
+            let p = *l.peak_running.as_ref().ok()?;
+            if p < FEW * peak_s {
+                return Some((l, Idle::Few(p)));
+            }
+            let kv = l.peak_kv.filter(|kv| *kv < FEW)?;
+            Some((l, Idle::Room(p, kv)))
+        });
+        let Some((l, idle)) = idle else {
+            continue;
+        };
+        let (other, few_peak_running, few_peak_kv_usage) = match idle {
+            Idle::Few(p) => (
+                format!("never ran more than {} at once", shortest(p)),
+                p,
+                None,
+            ),
+            Idle::Room(p, kv) => (
+                format!(
+                    "never filled more than {}% of its KV cache",
+                    crate::num::fixed(kv * 100.0, 0)
+                ),
+                p,
+                Some(kv),
+            ),
+        };
+        let message = format!(
+            "replica {} ran at its ceiling ({why}, up to {} running) while replica {} {other}: \
+             the router placed the load unevenly for what each replica could hold, so the \
+             fleet's figures measure the placement, not the pool",
+            s.id,
+            shortest(*peak_s),
+            l.id,
+        );
+        return Some(
+            CheckResult::new(TRIPWIRE, Status::Fail, message).found(Balance {
+                saturated: Some(s.id.clone()),
+                saturated_peak_running: Some(*peak_s),
+                saturated_because: Some(why.clone()),
+                few: Some(l.id.clone()),
+                few_peak_running: Some(few_peak_running),
+                few_peak_kv_usage,
+                ..base.clone()
+            }),
+        );
+    }
+    None
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Engine;
+    use crate::input::InputError;
+    use crate::json::Json;
+    use crate::rules::absent::Gap;
+    use crate::rules::testing::{gauges, series};
+    use crate::series::Series;
+
+    /// The evidence as `results.json` writes it.
+    fn written(r: &CheckResult) -> String {
+        Json::Obj(r.evidence()).to_compact()
+    }
+
+    fn found(r: &CheckResult) -> &Balance {
+        r.finding::<Balance>().expect("T19's evidence")
+    }
 
     fn loaded(id: &str, peak: Option<f64>, sat: Saturation) -> Loaded {
         Loaded {
@@ -259,9 +328,10 @@ mod tests {
             "{}",
             r.message
         );
+        assert_eq!(found(&r).few_peak_kv_usage, Some(0.06));
         assert_eq!(
-            r.evidence("few_peak_kv_usage"),
-            Some(&crate::json::Json::from(0.06))
+            found(&r).saturated_because.as_deref(),
+            Some("8 preemptions")
         );
         // Half of its cache used: it had no room to spare by this rule.
         assert_eq!(check(&[tiny, big(0.5)]).status, Status::Pass);
@@ -305,5 +375,166 @@ mod tests {
         assert_eq!(unknown_ceiling.status, Status::Unknown);
         let single = check(&[loaded("a", Some(1.0), Saturation::No)]);
         assert_eq!(single.status, Status::NotApplicable);
+    }
+
+    #[test]
+    fn the_evidence_of_each_outcome_in_its_order() {
+        let base = r#""replicas": 2, "few_below_share": 0.5"#;
+        let sat = || loaded("a", Some(10.0), Saturation::Yes("6 preemptions".into()));
+        let r = check(&[sat(), loaded("b", Some(4.0), Saturation::No)]);
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{{base}, "saturated": "a", "saturated_peak_running": 10.0, "saturated_because": "6 preemptions", "few": "b", "few_peak_running": 4.0}}"#
+            )
+        );
+        let roomy = Loaded {
+            peak_kv: Some(0.25),
+            ..loaded("b", Some(8.0), Saturation::No)
+        };
+        let r = check(&[sat(), roomy]);
+        assert_eq!(r.status, Status::Fail);
+        assert_eq!(
+            written(&r),
+            format!(
+                r#"{{{base}, "saturated": "a", "saturated_peak_running": 10.0, "saturated_because": "6 preemptions", "few": "b", "few_peak_running": 8.0, "few_peak_kv_usage": 0.25}}"#
+            )
+        );
+        let r = check(&[
+            loaded("a", Some(16.0), Saturation::No),
+            loaded("b", None, Saturation::Unknown("no readings".into())),
+        ]);
+        assert_eq!(
+            r.message,
+            "replica b's running requests are not known (no recording), so whether the load \
+             was balanced can't be told"
+        );
+        assert_eq!(written(&r), format!(r#"{{{base}, "unknown": "b"}}"#));
+        assert_eq!(found(&r).unknown.as_deref(), Some("b"));
+        assert_eq!(found(&r).saturated, None);
+        let r = check(&[
+            loaded("a", Some(16.0), Saturation::Unknown("no T1".into())),
+            loaded("b", Some(4.0), Saturation::No),
+        ]);
+        assert_eq!(written(&r), format!(r#"{{{base}, "unknown": "a"}}"#));
+        let r = check(&[sat(), loaded("b", Some(5.0), Saturation::No)]);
+        assert_eq!(r.status, Status::Pass);
+        assert_eq!(written(&r), format!("{{{base}}}"));
+        let r = check(&[sat()]);
+        assert_eq!(written(&r), r#"{"replicas": 1, "few_below_share": 0.5}"#);
+    }
+
+    fn replica<'a>(id: &'a str, series: Input<'a, Series>) -> ReplicaScope<'a> {
+        ReplicaScope {
+            id,
+            engine: Engine::Vllm,
+            pair: Input::NotGiven,
+            after: Input::NotGiven,
+            series,
+            gauge_steps: None,
+            share: None,
+            scrape_s: None,
+        }
+    }
+
+    fn fleet_scope<'a>(
+        replicas: &'a [ReplicaScope<'a>],
+        results: &'a [Vec<CheckResult>],
+    ) -> FleetScope<'a> {
+        FleetScope {
+            replicas,
+            replica_results: results,
+            requested: None,
+            step_s: None,
+            scrape_s: None,
+            bench: None,
+            expected_extra: 0,
+            down: false,
+        }
+    }
+
+    fn t1(status: Status) -> Vec<CheckResult> {
+        vec![CheckResult::new(Tripwire::SilentPreemption, status, "")]
+    }
+
+    #[test]
+    fn the_fleet_reads_each_replicas_recording_and_its_t1() {
+        // a: requests waited with the cache full; b ran 2 at once.
+        let full = series(
+            Engine::Vllm,
+            vec![gauges(8.0, 3.0, 0.97), gauges(8.0, 0.0, 0.5)],
+        );
+        let light = series(
+            Engine::Vllm,
+            vec![gauges(2.0, 0.0, 0.6), gauges(1.0, 0.0, 0.2)],
+        );
+        let reps = [
+            replica("a", Input::Present(&full)),
+            replica("b", Input::Present(&light)),
+        ];
+        let results = [t1(Status::Pass), t1(Status::Pass)];
+        let r = fleet(&fleet_scope(&reps, &results)).unwrap();
+        assert_eq!(r.status, Status::Fail, "{}", r.message);
+        assert!(
+            r.message.starts_with(
+                "replica a ran at its ceiling (requests waited with the cache 97% full, up to 8 \
+                 running) while replica b never ran more than 2 at once"
+            ),
+            "{}",
+            r.message
+        );
+        let e = found(&r);
+        assert_eq!(
+            (e.saturated.as_deref(), e.saturated_peak_running),
+            (Some("a"), Some(8.0))
+        );
+        assert_eq!(
+            (e.few.as_deref(), e.few_peak_running),
+            (Some("b"), Some(2.0))
+        );
+        assert_eq!(e.few_peak_kv_usage, None);
+        // Even peaks, neither at its ceiling: pass.
+        let reps = [
+            replica("a", Input::Present(&light)),
+            replica("b", Input::Present(&light)),
+        ];
+        assert_eq!(
+            fleet(&fleet_scope(&reps, &results)).unwrap().status,
+            Status::Pass
+        );
+    }
+
+    #[test]
+    fn a_replica_without_a_usable_recording_cannot_tell() {
+        let full = series(Engine::Vllm, vec![gauges(8.0, 3.0, 0.97)]);
+        let e = InputError::new("replicas/b/run.series.jsonl", Some(2), "not JSON");
+        let gap = Gap::Replica {
+            id: "b".into(),
+            what: "run.series.jsonl".into(),
+        };
+        let results = [t1(Status::Pass), t1(Status::Pass)];
+        for (b, why) in [
+            (
+                Input::Unusable(&e),
+                "unusable recording: replicas/b/run.series.jsonl:2: not JSON",
+            ),
+            (Input::Missing(gap), "no recording"),
+            (Input::NotGiven, "no recording"),
+        ] {
+            let reps = [replica("a", Input::Present(&full)), replica("b", b)];
+            let r = fleet(&fleet_scope(&reps, &results)).unwrap();
+            assert_eq!(r.status, Status::Unknown, "{}", r.message);
+            assert_eq!(
+                r.message,
+                format!(
+                    "replica b's running requests are not known ({why}), so whether the load \
+                     was balanced can't be told"
+                )
+            );
+        }
+        // A single replica: nothing to share the load with.
+        let reps = [replica("a", Input::Present(&full))];
+        let r = fleet(&fleet_scope(&reps, &results[..1])).unwrap();
+        assert_eq!(r.status, Status::NotApplicable);
     }
 }

@@ -2,6 +2,9 @@
 //! `message`, `evidence`, and `source` when it was read from one file) and the exit-status
 //! rule.
 
+use std::any::Any;
+use std::fmt;
+
 use serde::{Serialize, Serializer};
 
 use super::registry::Tripwire;
@@ -94,15 +97,77 @@ impl Serialize for Status {
     }
 }
 
-/// One verdict. `evidence` is an ordered list of key/value pairs.
-#[derive(Debug, Clone, PartialEq)]
+/// What a rule read and found, as a check's `evidence`: each rule's own struct, written
+/// field by field in its order. Other modules read it by its type
+/// ([`CheckResult::finding`]), never back from its JSON.
+pub trait Evidence: fmt::Debug + Send + Sync + Any {
+    /// The fields as `results.json` writes them, in order.
+    fn pairs(&self) -> Vec<(String, Json)>;
+    fn clone_box(&self) -> Box<dyn Evidence>;
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<T> Evidence for T
+where
+    T: Serialize + Clone + fmt::Debug + Send + Sync + 'static,
+{
+    fn pairs(&self) -> Vec<(String, Json)> {
+        match crate::docs::to_json(self) {
+            Json::Obj(pairs) => pairs,
+            _ => Vec::new(),
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn Evidence> {
+        Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// No evidence: an empty object.
+#[derive(Debug, Clone, Serialize)]
+struct Nothing {}
+
+/// One verdict.
+#[derive(Debug)]
 pub struct CheckResult {
     pub tripwire: Tripwire,
     pub status: Status,
     pub message: String,
-    pub evidence: Vec<(String, Json)>,
+    /// The rule's own evidence.
+    finding: Box<dyn Evidence>,
+    /// Keys added after the rule's own, by its scope or the run (a broken run's
+    /// `partial_run`, the file a load tool's scrape came from); a key the finding has is
+    /// replaced in its place.
+    notes: Vec<(String, Json)>,
     /// The one input the verdict was read from, when there is one.
     pub source: Option<String>,
+}
+
+impl Clone for CheckResult {
+    fn clone(&self) -> Self {
+        CheckResult {
+            tripwire: self.tripwire,
+            status: self.status,
+            message: self.message.clone(),
+            finding: self.finding.clone_box(),
+            notes: self.notes.clone(),
+            source: self.source.clone(),
+        }
+    }
+}
+
+impl PartialEq for CheckResult {
+    fn eq(&self, other: &Self) -> bool {
+        self.tripwire == other.tripwire
+            && self.status == other.status
+            && self.message == other.message
+            && self.source == other.source
+            && self.evidence() == other.evidence()
+    }
 }
 
 impl CheckResult {
@@ -111,12 +176,24 @@ impl CheckResult {
             tripwire,
             status,
             message: message.into(),
-            evidence: Vec::new(),
+            finding: Box::new(Nothing {}),
+            notes: Vec::new(),
             source: None,
         }
     }
 
-    /// Adds (or replaces) one evidence entry.
+    /// The rule's evidence.
+    pub fn found(mut self, evidence: impl Evidence) -> Self {
+        self.finding = Box::new(evidence);
+        self
+    }
+
+    /// The rule's evidence, when it is of type `T`.
+    pub fn finding<T: Evidence>(&self) -> Option<&T> {
+        self.finding.as_any().downcast_ref::<T>()
+    }
+
+    /// Adds (or replaces) one key after the rule's own evidence.
     pub fn with(mut self, key: &str, value: impl Into<Json>) -> Self {
         self.set(key, value);
         self
@@ -124,15 +201,32 @@ impl CheckResult {
 
     pub fn set(&mut self, key: &str, value: impl Into<Json>) {
         let value = value.into();
-        if let Some(slot) = self.evidence.iter_mut().find(|(k, _)| k == key) {
+        if let Some(slot) = self.notes.iter_mut().find(|(k, _)| k == key) {
             slot.1 = value;
         } else {
-            self.evidence.push((key.to_string(), value));
+            self.notes.push((key.to_string(), value));
         }
     }
 
-    pub fn evidence(&self, key: &str) -> Option<&Json> {
-        self.evidence.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    /// The whole evidence, in order, as `results.json` writes it.
+    pub fn evidence(&self) -> Vec<(String, Json)> {
+        let mut pairs = self.finding.pairs();
+        for (k, v) in &self.notes {
+            match pairs.iter_mut().find(|(key, _)| key == k) {
+                Some(slot) => slot.1 = v.clone(),
+                None => pairs.push((k.clone(), v.clone())),
+            }
+        }
+        pairs
+    }
+
+    /// One evidence value as written: for tests and for showing it, never for reading a
+    /// finding back (that is [`CheckResult::finding`]).
+    pub fn evidence_value(&self, key: &str) -> Option<Json> {
+        self.evidence()
+            .into_iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
     }
 
     pub fn id(&self) -> String {
@@ -152,7 +246,7 @@ impl Serialize for CheckResult {
             name: self.name(),
             status: self.status,
             message: &self.message,
-            evidence: &self.evidence,
+            evidence: &self.evidence(),
             source: self.source.as_deref(),
         }
         .serialize(s)

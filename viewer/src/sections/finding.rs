@@ -23,7 +23,7 @@ pub fn finding(c: &CheckResult, engine: Engine, full: bool) -> impl IntoView {
     let why = if full { t.map(|t| t.why) } else { None };
     let note = t.map(|t| t.engine_note(engine)).filter(|n| !n.is_empty());
     let reproduce = t.map(|t| t.reproduce);
-    let evidence = c.evidence.clone();
+    let evidence = c.evidence();
     view! {
         <li class=format!("finding {}", c.status.as_str()) data-tripwire=c.id() data-status=c.status.as_str()>
             <div class="finding-head">

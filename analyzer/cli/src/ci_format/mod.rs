@@ -80,7 +80,7 @@ impl Suite {
 
 /// The evidence as `key: value` lines, for a case's body.
 fn evidence_text(c: &CheckResult) -> String {
-    c.evidence
+    c.evidence()
         .iter()
         .map(|(k, v)| format!("{k}: {}", v.to_compact()))
         .collect::<Vec<_>>()

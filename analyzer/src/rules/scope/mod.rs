@@ -9,6 +9,7 @@ pub mod fleet;
 pub mod phase;
 pub mod run;
 pub mod scrape;
+pub mod window;
 
 pub use boot::{BootLogScope, StartsScope};
 pub use fleet::{FleetScope, ReplicaScope, Share};

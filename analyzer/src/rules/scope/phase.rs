@@ -1,6 +1,6 @@
 //! One phase of a sweep (a benchmark of a result holding several, or one of several load
 //! commands), judged on its own stretch of the recording: the readings inside the load
-//! tool's own start and end, and the two that bracket them (`series::window`). Counts come
+//! tool's own start and end, and the two that bracket them (`window.rs`). Counts come
 //! from those readings, so they are known to the series' sampling.
 
 use crate::bench::Phase;
@@ -8,7 +8,7 @@ use crate::bootlog::BootFacts;
 use crate::engine::Engine;
 use crate::num::{plural, shortest};
 use crate::rules::absent::{Absent, Gap, Input};
-use crate::series::window::Window;
+use crate::rules::scope::window::Window;
 use crate::series::Series;
 
 pub struct PhaseScope<'a> {
