@@ -162,6 +162,19 @@ fn made_from(run_input: &RunInput) -> Vec<String> {
         .collect()
 }
 
+/// The page's replay of the recording, when there is one (`insights::replay`).
+fn replay_of(inputs: &ReportInputs<'_>, engine: Engine, times: &[f64]) -> Option<Replay> {
+    replay::build(&ReplayInputs {
+        engine,
+        series: inputs.series?,
+        times,
+        facts: inputs.logs.first().map(|l| &l.facts),
+        usable_blocks: inputs.usable_blocks,
+        bench: inputs.bench,
+        load_started_wall: inputs.manifest.and_then(|m| m.load_started_wall),
+    })
+}
+
 /// The meta line's parts: engine and version, model, pool, concurrency asked for.
 fn meta(inputs: &ReportInputs<'_>, engine: Engine) -> Vec<String> {
     let mut meta = Vec::new();
@@ -221,17 +234,7 @@ impl Report {
             times: &times,
             gpu: inputs.gpu,
         });
-        let replay = inputs.series.and_then(|series| {
-            replay::build(&ReplayInputs {
-                engine,
-                series,
-                times: &times,
-                facts,
-                usable_blocks: inputs.usable_blocks,
-                bench: inputs.bench,
-                load_started_wall: inputs.manifest.and_then(|m| m.load_started_wall),
-            })
-        });
+        let replay = replay_of(&inputs, engine, &times);
         let load_start = crate::insights::load_start::find_load_start(
             &charts,
             inputs.engine,
