@@ -10,6 +10,7 @@ use crate::engine::Engine;
 use crate::inputs::RunInput;
 use crate::insights::charts::{self, ChartInputs, Charts};
 use crate::insights::limits::{self, LimitInputs};
+use crate::insights::replay::{self, Replay, ReplayInputs};
 use crate::insights::summary::Summary;
 use crate::insights::{account, cache, server};
 use crate::json::ordered_map;
@@ -91,6 +92,8 @@ pub struct Report {
     pub load_start: (Option<f64>, crate::insights::load_start::Alignment),
     /// A fleet's replicas, each with its own verdicts (empty for a single server).
     pub replicas: Vec<ReplicaReport>,
+    /// The page's replay of the KV cache over time (`insights::replay`).
+    pub replay: Option<Replay>,
 }
 
 /// What [`Report::build`] draws on.
@@ -159,6 +162,19 @@ fn made_from(run_input: &RunInput) -> Vec<String> {
         .collect()
 }
 
+/// The page's replay of the recording, when there is one (`insights::replay`).
+fn replay_of(inputs: &ReportInputs<'_>, engine: Engine, times: &[f64]) -> Option<Replay> {
+    replay::build(&ReplayInputs {
+        engine,
+        series: inputs.series?,
+        times,
+        facts: inputs.logs.first().map(|l| &l.facts),
+        usable_blocks: inputs.usable_blocks,
+        bench: inputs.bench,
+        load_started_wall: inputs.manifest.and_then(|m| m.load_started_wall),
+    })
+}
+
 /// The meta line's parts: engine and version, model, pool, concurrency asked for.
 fn meta(inputs: &ReportInputs<'_>, engine: Engine) -> Vec<String> {
     let mut meta = Vec::new();
@@ -218,6 +234,7 @@ impl Report {
             times: &times,
             gpu: inputs.gpu,
         });
+        let replay = replay_of(&inputs, engine, &times);
         let load_start = crate::insights::load_start::find_load_start(
             &charts,
             inputs.engine,
@@ -277,6 +294,7 @@ impl Report {
             skipped: inputs.input.skipped.clone(),
             load_start,
             replicas: Vec::new(),
+            replay,
         }
     }
 
@@ -356,6 +374,10 @@ struct ReportDocument<'a> {
     /// A fleet's replicas; absent for a single server, whose layout is unchanged.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     replicas: &'a [ReplicaReport],
+    /// The replay's frames; written last, and only when there is a recording, so every
+    /// key before it stays as it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replay: Option<&'a Replay>,
 }
 
 impl<'a> ReportDocument<'a> {
@@ -388,6 +410,7 @@ impl<'a> ReportDocument<'a> {
             made_from: &report.made_from,
             skipped: &report.skipped,
             replicas: &report.replicas,
+            replay: report.replay.as_ref(),
         }
     }
 }

@@ -21,6 +21,11 @@ fn pinned(engine: &str, expect: &[(&str, &str)]) {
 
 /// `name`'s folder, recorded from `engine`'s simulator.
 fn pinned_in(name: &str, engine: &str, expect: &[(&str, &str)]) {
+    pinned_and_analyzed(name, engine, expect);
+}
+
+/// [`pinned_in`], giving the analysis.
+fn pinned_and_analyzed(name: &str, engine: &str, expect: &[(&str, &str)]) -> analyzer::Analysis {
     let dir = folder(name);
     for f in [
         "after.snapshot.json",
@@ -53,11 +58,12 @@ fn pinned_in(name: &str, engine: &str, expect: &[(&str, &str)]) {
             .and_then(Json::as_str),
         Some("completed")
     );
-    assert_verdicts(&dir, expect);
+    let a = assert_verdicts(&dir, expect);
     assert!(m
         .get("title")
         .and_then(Json::as_str)
         .is_some_and(|t| t.contains("simulated")));
+    a
 }
 
 #[test]
@@ -85,6 +91,64 @@ fn vllm_hybrid_run() {
             ("T22", "pass"),
         ],
     );
+}
+
+/// The run above recorded again with per-request times (`--save-detailed`) and the
+/// simulator at a quarter of the speed: the replay draws a column per request, and the
+/// columns drop where the preemption counter rose.
+#[test]
+fn vllm_hybrid_run_with_per_request_times_replays_its_preemptions() {
+    let a = pinned_and_analyzed(
+        "vllm-replay",
+        "vllm",
+        &[
+            ("T1", "fail"),
+            ("T2", "pass"),
+            ("T5", "warn"),
+            ("T6", "pass"),
+            ("T7", "pass"),
+            ("T8", "fail"),
+            ("T9", "warn"),
+            ("T10", "pass"),
+            ("T12", "pass"),
+            ("T14", "pass"),
+            ("T15", "pass"),
+            ("T16", "pass"),
+            ("T17", "pass"),
+            // No compilation in the log while the load ran; the first requests' times
+            // alone cannot tell.
+            ("T18", "unknown"),
+        ],
+    );
+    let r = a.report.replay.as_ref().expect("a replay");
+    assert_eq!(r.mode, analyzer::insights::replay::Mode::Requests);
+    assert_eq!(r.requests, 32);
+    let f = &r.frames;
+    let evicted: f64 = f.evicted.iter().sum();
+    let t1 = a.report.checks.iter().find(|c| c.id() == "T1").unwrap();
+    assert!(
+        t1.message.starts_with(&format!("{evicted} preemptions")),
+        "{evicted} vs {}",
+        t1.message
+    );
+    // Every rise of the counter in the recording drops as many columns at its frame.
+    let text = std::fs::read_to_string(folder("vllm-replay").join("run.series.jsonl")).unwrap();
+    let counter: Vec<f64> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| analyzer::json::parse(l).ok()?.get("preemptions")?.as_f64())
+        .collect();
+    assert_eq!(counter.len(), f.len(), "one frame per reading");
+    for j in 1..f.len() {
+        let rose = counter[j] - counter[j - 1];
+        let dropped = f.columns[j].iter().filter(|c| **c == Some(0.0)).count();
+        if rose > 0.0 {
+            assert_eq!(dropped as f64, rose, "frame {j} at {} s", f.t[j]);
+        }
+    }
+    // The reconstruction never runs more at once than the server did.
+    let most = f.columns.iter().map(|c| c.iter().flatten().count()).max();
+    assert_eq!(most, Some(10));
 }
 
 /// A run on a card that throttles part-way, with prompts sharing a 192-token prefix and

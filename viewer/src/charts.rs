@@ -25,13 +25,13 @@ const WIDTH: u32 = 880;
 const HEIGHT: u32 = 300;
 
 /// Chart colours, from the page's CSS custom properties (so both themes apply).
-struct Palette {
-    bg: RGBColor,
-    fg: RGBColor,
-    grid: RGBColor,
-    lines: [RGBColor; 4],
-    marker: RGBColor,
-    reference: RGBColor,
+pub(crate) struct Palette {
+    pub bg: RGBColor,
+    pub fg: RGBColor,
+    pub grid: RGBColor,
+    pub lines: [RGBColor; 4],
+    pub marker: RGBColor,
+    pub reference: RGBColor,
 }
 
 fn css_colour(style: &web_sys::CssStyleDeclaration, name: &str, fallback: RGBColor) -> RGBColor {
@@ -45,7 +45,7 @@ fn css_colour(style: &web_sys::CssStyleDeclaration, name: &str, fallback: RGBCol
     fallback
 }
 
-fn palette() -> Palette {
+pub(crate) fn palette() -> Palette {
     let el = document().document_element();
     let style =
         el.and_then(|e| web_sys::window().and_then(|w| w.get_computed_style(&e).ok().flatten()));
@@ -93,7 +93,7 @@ impl Geom {
 }
 
 /// A round top for a y axis.
-fn nice(max: f64) -> f64 {
+pub(crate) fn nice(max: f64) -> f64 {
     if max <= 0.0 || !max.is_finite() {
         return 1.0;
     }
@@ -107,7 +107,7 @@ fn nice(max: f64) -> f64 {
     10.0 * p
 }
 
-fn fmt(v: f64, decimals: usize) -> String {
+pub(crate) fn fmt(v: f64, decimals: usize) -> String {
     let s = format!("{v:.decimals$}");
     // Thousands separators on the whole part.
     let (sign, rest) = s.strip_prefix('-').map_or(("", s.as_str()), |r| ("-", r));
@@ -181,7 +181,7 @@ fn y_top(fixed: Option<f64>, values: impl Iterator<Item = f64>) -> f64 {
 }
 
 /// The text style of axes and legends.
-fn label_font(p: &Palette) -> TextStyle<'static> {
+pub(crate) fn label_font(p: &Palette) -> TextStyle<'static> {
     ("sans-serif", 13).into_font().color(&p.fg)
 }
 
@@ -451,6 +451,8 @@ struct Figure<S, R, M, K> {
     rows: Arc<dyn Fn() -> (Vec<Vec<String>>, usize) + Send + Sync>,
     /// The data table's note when the chart's data was reduced.
     reduced: Option<String>,
+    /// Where the replay's moment falls on a time chart (`crate::replay_cursor`).
+    replay_cursor: Option<Arc<dyn Fn() -> String + Send + Sync>>,
 }
 
 impl<S, R, M, K> Figure<S, R, M, K>
@@ -475,6 +477,7 @@ where
             head,
             rows,
             reduced,
+            replay_cursor,
         } = self;
         let description = format!("{title}. {caption}");
         view! {
@@ -495,6 +498,9 @@ where
                         on:blur=move |_| cursor.set(None)
                     ></canvas>
                     <div class="cursor" aria-hidden="true" style=cursor_style></div>
+                    {replay_cursor.map(|style| view! {
+                        <div class="cursor replay-cursor" aria-hidden="true" style=move || style()></div>
+                    })}
                 </div>
                 <p class="readout" id=format!("{key}-readout") aria-live="polite" data-open=move || cursor.get().is_some().to_string()>
                     {readout}
@@ -577,6 +583,27 @@ pub fn TimeChartView(chart: Arc<TimeChart>, theme: RwSignal<u32>) -> impl IntoVi
         };
         format!("left:{:.1}px", g.to_px(t_for_cursor[i]) * scale)
     };
+    let replay_cursor = crate::replay_cursor::current().map(|at| {
+        let (x0, x1) = (
+            chart.t.first().copied().unwrap_or(0.0),
+            chart.t.last().copied().unwrap_or(0.0),
+        );
+        Arc::new(move || -> String {
+            let (Some(t), Some(g), Some(c)) = (at.0.get(), geom.get_value(), canvas.get()) else {
+                return "display:none".into();
+            };
+            if t < x0 || t > x1 {
+                return "display:none".into();
+            }
+            let w = c.get_bounding_client_rect().width();
+            let scale = if c.width() > 0 {
+                w / f64::from(c.width())
+            } else {
+                1.0
+            };
+            format!("left:{:.1}px", g.to_px(t) * scale)
+        }) as Arc<dyn Fn() -> String + Send + Sync>
+    });
     let t_hover = chart.t.clone();
     let on_move = move |ev: web_sys::MouseEvent| {
         let (Some(c), Some(g)) = (canvas.get(), geom.get_value()) else {
@@ -626,6 +653,7 @@ pub fn TimeChartView(chart: Arc<TimeChart>, theme: RwSignal<u32>) -> impl IntoVi
         on_key,
         head,
         rows,
+        replay_cursor,
         reduced: chart.reduced_from.map(|from| {
             format!(
                 "The chart's data is reduced: it keeps {} of the {} samples (in each stretch \
@@ -716,6 +744,7 @@ pub fn BarChartView(chart: Arc<BarChart>, theme: RwSignal<u32>) -> impl IntoView
         head,
         rows,
         reduced: None,
+        replay_cursor: None,
     }
     .into_view()
 }

@@ -8,6 +8,7 @@ use analyzer::analysis::{Analysis, AnalyzeError, Options, RunInput};
 use analyzer::compare::{self, Comparison, Overlay, Run, Tolerance};
 use analyzer::input::InputError;
 use analyzer::insights::charts::{BarChart, TimeChart};
+use analyzer::insights::replay::Replay;
 use analyzer::pack::{self, Form, Pack, Packs};
 use analyzer::report::Report;
 use analyzer::series::Series;
@@ -27,11 +28,13 @@ pub struct SharedCharts {
     pub gpu: Option<Arc<TimeChart>>,
     /// The prefix-cache hit share over time (T17).
     pub prefix_cache: Option<Arc<TimeChart>>,
+    /// The replay's frames (moved out of the Report like the charts).
+    pub replay: Option<Arc<Replay>>,
 }
 
 /// An analysis as the page shows it.
 pub struct Shown {
-    /// The Report without its chart data (moved to `charts`).
+    /// The Report without its chart and replay data (moved to `charts`).
     pub report: Arc<Report>,
     pub charts: SharedCharts,
     pub errors: Vec<analyzer::input::InputError>,
@@ -42,6 +45,7 @@ impl Shown {
     fn new(a: Analysis) -> Shown {
         let mut report = a.report;
         let c = std::mem::take(&mut report.charts);
+        let replay = report.replay.take().map(Arc::new);
         Shown {
             report: Arc::new(report),
             charts: SharedCharts {
@@ -55,6 +59,7 @@ impl Shown {
                 memory: c.memory.map(Arc::new),
                 gpu: c.gpu.map(Arc::new),
                 prefix_cache: c.prefix_cache.map(Arc::new),
+                replay,
             },
             errors: a.errors,
             notes: a.notes,

@@ -11,7 +11,7 @@ use crate::{cargo, recorded, root, run, target_dir};
 
 /// The viewer in headless Chromium (tests/browser, `node --test`): one-file reports of
 /// every run folder against `inferlint analyze --json`, drop and pick, a broken file, no
-/// network, the hostile line, theme and keyboard.
+/// network, the hostile line, theme and keyboard; and the replay (replay.test.mjs).
 pub(crate) fn browser_tests() -> Result<()> {
     if !root().join("www/dist/report.html").is_file() {
         viewer()?;
@@ -28,6 +28,7 @@ pub(crate) fn browser_tests_with(bin: &Path) -> Result<()> {
     let mut cmd = Command::new("node");
     cmd.args(["--test", "--test-concurrency=1", "--test-reporter=spec"])
         .arg(root().join(NODE_DIR).join("viewer.test.mjs"))
+        .arg(root().join(NODE_DIR).join("replay.test.mjs"))
         .env("CHROMIUM", &chromium)
         .env("INFERLINT_BIN", bin)
         .env("INFERLINT_PAGE", root().join("www/dist/index.html"));

@@ -465,34 +465,37 @@ fn every_folder_has_a_complete_json_report() {
         let report = report_of(&root, rel, Some(32));
         let text = analyzer::json::to_compact(&report);
         let doc = analyzer::json::parse(&text).expect("the Report is JSON");
-        assert_eq!(
-            keys(&doc),
-            [
-                "schema",
-                "engine",
-                "title",
-                "facts",
-                "checks",
-                "limits",
-                "meta",
-                "version_note",
-                "banner",
-                "account",
-                "tiles",
-                "test",
-                "setup",
-                "summary",
-                "counts",
-                "status_note",
-                "charts",
-                "server",
-                "glossary",
-                "guide",
-                "made_from",
-                "skipped",
-            ],
-            "{rel}"
-        );
+        // The replay comes last, present exactly when the folder holds a recording.
+        let recorded = root.join(rel).join("run.series.jsonl").is_file();
+        assert_eq!(report.replay.is_some(), recorded, "{rel}");
+        let mut want = vec![
+            "schema",
+            "engine",
+            "title",
+            "facts",
+            "checks",
+            "limits",
+            "meta",
+            "version_note",
+            "banner",
+            "account",
+            "tiles",
+            "test",
+            "setup",
+            "summary",
+            "counts",
+            "status_note",
+            "charts",
+            "server",
+            "glossary",
+            "guide",
+            "made_from",
+            "skipped",
+        ];
+        if recorded {
+            want.push("replay");
+        }
+        assert_eq!(keys(&doc), want, "{rel}");
         assert_eq!(
             doc.get("schema").and_then(Json::as_str),
             Some("inferlint.report/1")

@@ -27,7 +27,7 @@ fn ms_value(v: Option<&Json>) -> Option<f64> {
     unit_value(v, "ms")
 }
 
-/// The value of `{"value": x, "unit": unit}`.
+/// The value of `{"value": x, "unit": unit}` (another unit is not read).
 fn unit_value(v: Option<&Json>, unit: &str) -> Option<f64> {
     let v = v?;
     (v.get("unit").and_then(Json::as_str) == Some(unit))
@@ -40,7 +40,8 @@ fn unit_value(v: Option<&Json>, unit: &str) -> Option<f64> {
 pub fn read(file: &str, bytes: &[u8]) -> Result<Records, InputError> {
     let text = decode_strict(file, bytes)?;
     let mut out = Records::default();
-    let (mut starts, mut latencies, mut lengths) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut starts, mut latencies) = (Vec::new(), Vec::new());
+    let (mut prompts, mut lengths) = (Vec::new(), Vec::new());
     let mut found = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -92,19 +93,19 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Records, InputError> {
         out.requests.ttft_s.push(ttft.filter(|&t| t > 0.0));
         latencies.push(gate("request_latency", secs, latency, 1e-3));
         starts.push(start);
-        let length = (!failed)
-            .then(|| {
-                unit_value(
-                    metrics.and_then(|m| m.get("output_sequence_length")),
-                    "tokens",
-                )
-            })
-            .flatten();
-        let length = gate("output_sequence_length", Quantity::Count, length, 1.0);
-        lengths.push(length.map(|t| t.trunc() as i64));
+        // A failed request's lengths are not an answer's.
+        let mut tokens = |k: &str| {
+            let v = (!failed)
+                .then(|| unit_value(metrics.and_then(|m| m.get(k)), "tokens"))
+                .flatten();
+            gate(k, Quantity::Count, v, 1.0).map(|t| t.trunc() as i64)
+        };
+        prompts.push(tokens("input_sequence_length"));
+        lengths.push(tokens("output_sequence_length"));
     }
     out.requests.start_s = Some(starts);
     out.requests.latency_s = Some(latencies);
+    out.requests.input_tokens = Some(prompts);
     out.requests.output_tokens = Some(lengths);
     out.requests.implausible = found;
     Ok(out)
@@ -168,6 +169,12 @@ mod tests {
             vec![Some(1.5), None, Some(1.5)]
         );
         assert_eq!(r.requests.start_s.unwrap()[2], Some(1_796_036_414.0));
+        // No sequence lengths in these records: known to be unknown, one per request.
+        assert_eq!(r.requests.output_tokens.unwrap(), vec![None; 3]);
+        let with_lengths = r#"{"metadata": {"benchmark_phase": "profiling", "request_start_ns": 1796036412500000000}, "metrics": {"input_sequence_length": {"value": 32, "unit": "tokens"}, "output_sequence_length": {"value": 64, "unit": "tokens"}}}"#;
+        let r = read("r.jsonl", with_lengths.as_bytes()).unwrap();
+        assert_eq!(r.requests.input_tokens.unwrap(), vec![Some(32)]);
+        assert_eq!(r.requests.output_tokens.unwrap(), vec![Some(64)]);
     }
 
     #[test]

@@ -132,6 +132,8 @@ fn requests(b: &Json, file: (&str, Option<usize>), p: &str) -> Option<Requests> 
         ttft_s: rows.iter().map(|r| r.1).collect(),
         start_s: Some(rows.iter().map(|r| Some(r.0)).collect()),
         latency_s: Some(rows.iter().map(|r| r.2).collect()),
+        // No tokens per request are read from these records: the replay takes the run's
+        // averages.
         output_tokens: None,
         input_tokens: None,
         implausible: found,

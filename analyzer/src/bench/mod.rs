@@ -122,8 +122,9 @@ pub struct Requests {
     /// Client clock at each request's start (an arbitrary zero), when saved.
     pub start_s: Option<Vec<Option<f64>>>,
     pub latency_s: Option<Vec<Option<f64>>>,
-    /// Each answer's length and each prompt's, in tokens (`output_lens`, `input_lens`),
-    /// when saved; none for a failed request (T21).
+    /// Each answer's length and each prompt's, in tokens (`output_lens`, `input_lens`;
+    /// AIPerf's output and input sequence lengths), when saved; none for a failed request.
+    /// T21 reads the answers; the replay's per-request columns (`insights::replay`) both.
     pub output_tokens: Option<Vec<Option<i64>>>,
     pub input_tokens: Option<Vec<Option<i64>>>,
     /// Values the gate refused, each named by its array and index (`ttfts[3]`).
@@ -502,6 +503,16 @@ mod tests {
         assert_eq!(q.ttft_s, vec![Some(0.5), None, None, Some(0.25)]);
         assert_eq!(q.start_s.unwrap()[2], None);
         assert_eq!(q.latency_s.unwrap().len(), 4);
+        assert_eq!(q.output_tokens, None, "no output_lens saved");
+        let r = BenchResult::read(
+            "b",
+            br#"{"ttfts": [0.5, 0.25], "input_lens": [88, -1], "output_lens": [1000, 7.5]}"#,
+        )
+        .unwrap();
+        let q = r.requests.unwrap();
+        assert_eq!(q.input_tokens.unwrap(), vec![Some(88), None]);
+        assert_eq!(q.output_tokens.unwrap(), vec![Some(1000), Some(7)]);
+        assert_eq!(q.implausible.len(), 1, "input_lens[1] refused");
         let r = BenchResult::read("b", br#"{"completed": 2}"#).unwrap();
         assert!(r.requests.is_none());
     }

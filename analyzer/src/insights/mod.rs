@@ -10,5 +10,6 @@ pub mod format;
 pub mod limits;
 pub mod load_start;
 pub mod reduce;
+pub mod replay;
 pub mod server;
 pub mod summary;

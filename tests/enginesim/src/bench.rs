@@ -39,7 +39,7 @@ use crate::args::Args;
 #[derive(Debug, Default, Clone)]
 struct Outcome {
     ok: bool,
-    /// Seconds from the client's start to this request's.
+    /// The monotonic clock at this request's start, in seconds (`monotonic_s`).
     start: f64,
     ttft: f64,
     latency: f64,
@@ -233,7 +233,7 @@ async fn one(
         spend_cpu(d).await;
     }
     let start = Instant::now();
-    out.start = (start - t0).as_secs_f64();
+    out.start = monotonic_s();
     let r: anyhow::Result<()> = async {
         if let Some(d) = faults.queue {
             tokio::time::sleep(d).await;
@@ -312,6 +312,18 @@ async fn one(
         Err(e) => out.error = e.to_string(),
     }
     out
+}
+
+/// `CLOCK_MONOTONIC` in seconds: what `vllm bench serve` stamps each request's start with
+/// (`time.perf_counter()` on Linux), the clock the recorder's readings carry too.
+fn monotonic_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to write into.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
 fn mean(v: &[f64]) -> f64 {

@@ -1,7 +1,7 @@
 //! The report of the run shown, one module per section in the page's order
 //! (docs/run-folder.md#report-html):
 //! header, what limited the run, what happened (with the glossary), results, a sweep's
-//! phases, a fleet's replicas, what the server did, the server that ran, the tripwire
+//! phases, a fleet's replicas, the replay of the KV cache, what the server did, the server that ran, the tripwire
 //! guide, footer; and the comparison of
 //! several runs (`compare`). Each draws what the Report
 //! (or the catalogue) says; every string from the inputs goes into text nodes.
@@ -16,6 +16,7 @@ mod happened;
 mod header;
 mod limits;
 mod phases;
+mod replay;
 mod replicas;
 mod results;
 mod server;
@@ -37,6 +38,7 @@ use happened::Happened;
 use header::Header;
 use limits::Limits;
 use phases::Phases;
+use replay::ReplaySection;
 use replicas::Replicas;
 use results::Results;
 use server::Server;
@@ -75,12 +77,14 @@ pub fn LoadedView(loaded: Arc<Loaded>, theme: RwSignal<u32>) -> impl IntoView {
 fn ReportBody(report: Arc<Report>, charts: SharedCharts, theme: RwSignal<u32>) -> impl IntoView {
     let engine = report.engine.unwrap_or(Engine::Vllm);
     crate::phase_bands::provide(&report);
+    crate::replay_cursor::provide();
     view! {
         <Limits report=report.clone() />
         <Happened report=report.clone() />
         <Results report=report.clone() />
         <Phases report=report.clone() />
         <Replicas report=report.clone() />
+        {charts.replay.clone().map(|r| view! { <ReplaySection replay=r theme=theme /> })}
         <ChartsSection charts=charts.clone() theme=theme />
         <Server report=report.clone() memory=charts.memory.clone() theme=theme />
         <Guide engine=engine />
