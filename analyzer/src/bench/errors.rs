@@ -61,7 +61,7 @@ pub fn group<'a>(texts: impl IntoIterator<Item = (&'a str, i64)>) -> Vec<ErrorGr
         }
     }
     let mut out: Vec<ErrorGroup> = groups.into_iter().map(|(_, g)| g).collect();
-    out.sort_by(|a, b| b.count.cmp(&a.count));
+    out.sort_by_key(|g| std::cmp::Reverse(g.count));
     out
 }
 

@@ -348,7 +348,6 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
             .iter()
             .any(|c| c.tripwire.number() == n && c.status != Status::NotApplicable)
     };
-    // Numbers may have gaps (tripwires added on several branches): list them.
     let numbers: Vec<u8> = crate::rules::registry::single_server()
         .map(|e| e.tripwire.number())
         .collect();
@@ -361,70 +360,15 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
     let load_measured = [1, 8, 9, 10, 15]
         .iter()
         .any(|&n| checks.iter().any(|c| c.tripwire.number() == n));
-    // (for several members, for one member)
-    let reason = |n: u8| -> (String, String) {
-        let pair = |p: &str, s: &str| (p.to_string(), s.to_string());
-        match n {
-            17 if checks.iter().any(|c| {
-                c.tripwire == Tripwire::PrefixCacheHits && c.status == Status::NotApplicable
-            }) =>
-            {
-                pair(
-                    "do not apply: no prefix-cache counter was exported",
-                    "does not apply: no prefix-cache counter was exported",
-                )
-            }
-            1 | 10 | 17 => pair(
-                "need before and after readings",
-                "needs before and after readings",
-            ),
-            2 | 3 => pair("are decided at clean-up", "is decided at clean-up"),
-            4 | 11 => pair("need two or more boot logs", "needs two or more boot logs"),
-            5 | 6 | 12 => pair("need a boot log", "needs a boot log"),
-            7 => pair("need a live server", "needs a live server"),
-            8 => pair(
-                "need a recording and the concurrency asked for",
-                "needs a recording and the concurrency asked for",
-            ),
-            16 if load_measured => pair(
-                "need GPU samples, which inferlint-recorder record takes",
-                "needs GPU samples, which inferlint-recorder record takes",
-            ),
-            18 if load_measured => pair(
-                "need per-request times or the recorder's marks of the load in the boot log",
-                "needs per-request times or the recorder's marks of the load in the boot log",
-            ),
-            20 if load_measured => pair(
-                "need the load tool's per-request times, which inferlint-recorder record asks for",
-                "needs the load tool's per-request times, which inferlint-recorder record asks for",
-            ),
-            23 => pair(
-                "need the load tool's result and before and after readings",
-                "needs the load tool's result and before and after readings",
-            ),
-            9 | 16 | 18 => pair("need a recording", "needs a recording"),
-            13 => pair("are rules for test scripts", "is a rule for test scripts"),
-            21 => pair(
-                "need the output length the load asked for (the recorder keeps the load command)",
-                "needs the output length the load asked for (the recorder keeps the load command)",
-            ),
-            14 if t14_na => {
-                let t = format!("not apply to {}", engine.display());
-                (format!("do {t}"), format!("does {t}"))
-            }
-            14 => pair(
-                "need a recording and an after reading",
-                "needs a recording and an after reading",
-            ),
-            _ => pair(
-                "need the load tool's result file",
-                "needs the load tool's result file",
-            ),
-        }
+    let why = Missing {
+        checks,
+        engine,
+        load_measured,
+        t14_na,
     };
     let mut groups: Vec<((String, String), Vec<u8>)> = Vec::new();
     for n in numbers.iter().copied().filter(|&n| !has(n)) {
-        let r = reason(n);
+        let r = why.needs(n);
         match groups.iter_mut().find(|(k, _)| *k == r) {
             Some((_, members)) => members.push(n),
             None => groups.push((r, vec![n])),
@@ -445,6 +389,79 @@ pub fn unchecked(checks: &[CheckResult], engine: Engine) -> (usize, Vec<String>)
         })
         .collect();
     (checked, lines)
+}
+
+/// What a tripwire left out of the results needs, said for the run at hand.
+struct Missing<'a> {
+    checks: &'a [CheckResult],
+    engine: Engine,
+    /// A load was measured: a missing T16, T18 or T20 lacks the recorder's own captures.
+    load_measured: bool,
+    t14_na: bool,
+}
+
+impl Missing<'_> {
+    /// (for several members, for one member)
+    fn needs(&self, n: u8) -> (String, String) {
+        let pair = |p: &str, s: &str| (p.to_string(), s.to_string());
+        match n {
+            17 if self.checks.iter().any(|c| {
+                c.tripwire == Tripwire::PrefixCacheHits && c.status == Status::NotApplicable
+            }) =>
+            {
+                pair(
+                    "do not apply: no prefix-cache counter was exported",
+                    "does not apply: no prefix-cache counter was exported",
+                )
+            }
+            1 | 10 | 17 => pair(
+                "need before and after readings",
+                "needs before and after readings",
+            ),
+            2 | 3 => pair("are decided at clean-up", "is decided at clean-up"),
+            4 | 11 => pair("need two or more boot logs", "needs two or more boot logs"),
+            5 | 6 | 12 => pair("need a boot log", "needs a boot log"),
+            7 => pair("need a live server", "needs a live server"),
+            8 => pair(
+                "need a recording and the concurrency asked for",
+                "needs a recording and the concurrency asked for",
+            ),
+            16 if self.load_measured => pair(
+                "need GPU samples, which inferlint-recorder record takes",
+                "needs GPU samples, which inferlint-recorder record takes",
+            ),
+            18 if self.load_measured => pair(
+                "need per-request times or the recorder's marks of the load in the boot log",
+                "needs per-request times or the recorder's marks of the load in the boot log",
+            ),
+            20 if self.load_measured => pair(
+                "need the load tool's per-request times, which inferlint-recorder record asks for",
+                "needs the load tool's per-request times, which inferlint-recorder record asks for",
+            ),
+            23 => pair(
+                "need the load tool's result and before and after readings",
+                "needs the load tool's result and before and after readings",
+            ),
+            9 | 16 | 18 => pair("need a recording", "needs a recording"),
+            13 => pair("are rules for test scripts", "is a rule for test scripts"),
+            21 => pair(
+                "need the output length the load asked for (the recorder keeps the load command)",
+                "needs the output length the load asked for (the recorder keeps the load command)",
+            ),
+            14 if self.t14_na => {
+                let t = format!("not apply to {}", self.engine.display());
+                (format!("do {t}"), format!("does {t}"))
+            }
+            14 => pair(
+                "need a recording and an after reading",
+                "needs a recording and an after reading",
+            ),
+            _ => pair(
+                "need the load tool's result file",
+                "needs the load tool's result file",
+            ),
+        }
+    }
 }
 
 /// The results' status note, only when something failed.
