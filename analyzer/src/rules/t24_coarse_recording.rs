@@ -196,7 +196,8 @@ impl Sampling {
 pub fn judge(e: Sampling) -> CheckResult {
     let problems = e.problems();
     let facts = e.facts();
-    let (status, message) = match problems.iter().map(|p| p.0).max() {
+    // `Status` orders the worst first.
+    let (status, message) = match problems.iter().map(|p| p.0).min() {
         None => {
             let requests = e
                 .median_request_s
@@ -431,6 +432,16 @@ mod tests {
             .message
             .starts_with("1 reading in the 2.0 s load (2 s asked): fewer than 3"));
         assert_eq!(r.finding::<Sampling>().unwrap().longest_unread_s, 1.5);
+        // With requests shorter than the gap as well, the worst of the two stands.
+        let e = Sampling::of(s.rows.t_wall(), (100.5, 102.5), Some(2.0))
+            .with_requests(Timeline::of(&six_at_once(0.5)).as_ref());
+        let r = judge(e);
+        assert_eq!(r.status, Status::Fail, "{}", r.message);
+        assert!(
+            r.message.contains("the median request took 0.50 s"),
+            "{}",
+            r.message
+        );
     }
 
     /// A run the recorder made, with the load marked from 100 to `end`.
