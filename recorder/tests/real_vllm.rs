@@ -553,10 +553,18 @@ fn answers_cut_and_prompts_refused_by_the_context() {
     assert_eq!(evidence_f64(cut, "T22", "requests_failed"), Some(0.0));
 
     let t22 = status(refused_v, "T22");
-    assert!(t22 == "fail" || t22 == "warn", "{:?}", check(refused, "T22"));
+    assert!(
+        t22 == "fail" || t22 == "warn",
+        "{:?}",
+        check(refused, "T22")
+    );
     let failed = evidence_f64(refused, "T22", "requests_failed").unwrap();
     let completed = evidence_f64(refused, "T22", "requests_completed").unwrap();
-    assert!(failed >= 1.0 && completed >= 1.0, "{:?}", check(refused, "T22"));
+    assert!(
+        failed >= 1.0 && completed >= 1.0,
+        "{:?}",
+        check(refused, "T22")
+    );
     assert_eq!(failed + completed, 12.0);
     let errors = check(refused, "T22").evidence_value("errors").unwrap();
     let groups = errors.as_array().unwrap();
@@ -570,8 +578,8 @@ fn answers_cut_and_prompts_refused_by_the_context() {
     assert_eq!(text, "Bad Request", "{}", errors.to_compact());
     let server = check(refused, "T22").evidence_value("server").unwrap();
     assert_eq!(
-        server.get("http_error_count").and_then(Json::as_f64),
-        Some(failed),
+        server.get("http_errors").map(Json::to_compact),
+        Some(format!(r#"["/v1/completions 4xx: {failed}"]"#)),
         "{}",
         server.to_compact()
     );
@@ -607,10 +615,17 @@ fn a_recording_too_coarse_for_its_load() {
     let (v, a) = verdicts(&run);
     assert!(a.errors.is_empty(), "{:?}", a.errors);
     let t24 = check(&a, "T24");
-    eprintln!("== {case}: T24 {:?}\n   T8 {:?}", t24.message, check(&a, "T8").message);
+    eprintln!(
+        "== {case}: T24 {:?}\n   T8 {:?}",
+        t24.message,
+        check(&a, "T8").message
+    );
     let s = status(&v, "T24");
     assert!(s == "warn" || s == "fail", "{t24:?}");
-    assert!(evidence_f64(&a, "T24", "readings_in_load").unwrap() < 10.0, "{t24:?}");
+    assert!(
+        evidence_f64(&a, "T24", "readings_in_load").unwrap() < 10.0,
+        "{t24:?}"
+    );
     assert_eq!(evidence_f64(&a, "T24", "interval_s"), Some(2.0));
     // The series verdicts do not claim what the readings cannot show.
     assert_ne!(status(&v, "T8"), "fail", "{:?}", check(&a, "T8"));
