@@ -720,7 +720,11 @@ mod tests {
         let q = slow();
         let mut i = inputs(&q, None);
         let r = check(&i);
-        assert!(matches!(r.status, Status::Fail | Status::Warn), "{}", r.message);
+        assert!(
+            matches!(r.status, Status::Fail | Status::Warn),
+            "{}",
+            r.message
+        );
         i.failed = Some(3);
         let r = check(&i);
         assert_eq!(r.status, Status::Unknown, "{}", r.message);

@@ -601,7 +601,10 @@ mod tests {
         );
         let e = latencies(&r).unwrap();
         assert!(e.measures[1].pieces && !e.measures[0].pieces);
-        assert_eq!((e.measures[0].status, e.measures[2].status), ("pass", "pass"));
+        assert_eq!(
+            (e.measures[0].status, e.measures[2].status),
+            ("pass", "pass")
+        );
     }
 
     #[test]
@@ -619,7 +622,10 @@ mod tests {
         assert!(latencies(&r).unwrap().server_clock.is_some());
         // 10.5 s is within the readings' own timing.
         let s = pair(&[0.2; 4], &[0.02; 40], &[10.5; 4]);
-        assert_ne!(judged(&bench(4, 11, 4.0, 405.0), &s).status, Status::Unknown);
+        assert_ne!(
+            judged(&bench(4, 11, 4.0, 405.0), &s).status,
+            Status::Unknown
+        );
     }
 
     #[test]
