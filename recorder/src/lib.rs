@@ -11,6 +11,7 @@ pub mod docs;
 pub mod flags;
 pub mod gpu;
 pub mod gpu_sampler;
+pub mod guard;
 pub mod http;
 pub mod load;
 pub mod load_cpu;

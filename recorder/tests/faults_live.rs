@@ -6,7 +6,8 @@
 //! world can list what survived, before the namespace is gone).
 //!
 //! The cases by family: the server (`faults/server.rs`), signals to the recorder
-//! (`faults/signals.rs`), the run folder (`faults/disk.rs`), and here the crash, the
+//! (`faults/signals.rs`), the run folder (`faults/disk.rs`), the load and the start
+//! (`faults/load.rs`), and here the crash, the
 //! killed server, the taken port and another run's files. Each prints its exit status and
 //! the first line the terminal showed about the run (`cargo test -- --nocapture`).
 
@@ -16,6 +17,8 @@ use common::*;
 
 #[path = "faults/disk.rs"]
 mod disk;
+#[path = "faults/load.rs"]
+mod load_start;
 #[path = "faults/server.rs"]
 mod server;
 #[path = "faults/signals.rs"]

@@ -107,6 +107,13 @@ fn stop_launched(server: &mut Server, fs: &ProcFs, allowed: usize, card_timeout:
         .iter()
         .map(|p| p.pid)
         .collect();
+    // Stopped and swept: the guard has nothing left to stop. When something is, it stays
+    // armed and stops the group once the recorder ends.
+    if owned_now.is_empty() {
+        if let Some(g) = server.guard.as_mut() {
+            g.disarm();
+        }
+    }
     let left_alone = procs::live_servers(fs)
         .iter()
         .filter(|s| !owned_now.contains(&s.proc.pid))
