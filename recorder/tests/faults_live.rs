@@ -292,6 +292,42 @@ fn a_taken_port_is_a_broken_run() {
         first_verdict_line(&shown)
     );
     drop(listener);
+    // The checks of the load that never ran say why they cannot tell, never left out.
+    let (_, a) = verdicts(&run);
+    no_green(&a);
+    for id in ["T1", "T8", "T9", "T10", "T14", "T15"] {
+        let r = one(&a, id);
+        assert_eq!(r.status, Status::Unknown, "{id}");
+        assert_eq!(
+            r.message,
+            "can't tell: the recording stopped at the step \"port\", before the load ran"
+        );
+    }
+    // CI output says it first too: an error case in JUnit, an ::error in GitHub's.
+    for (format, first) in [
+        ("github", "::error title=run the recording itself"),
+        ("junit", "<?xml"),
+    ] {
+        let mut c = w.cmd(sibling("inferlint"));
+        c.arg("analyze").arg(&run).args(["--format", format]);
+        let out = run_bounded(c, 60);
+        assert_eq!(out.status.code(), Some(2), "{format}");
+        let shown = text(&out.stdout);
+        assert!(shown.starts_with(first), "{format}: {shown}");
+        assert!(
+            shown.contains("The run broke: the recording stopped at the step"),
+            "{shown}"
+        );
+        if format == "junit" {
+            let case = shown.find("<testcase").unwrap();
+            assert!(
+                shown[case..]
+                    .find("<error")
+                    .is_some_and(|e| e < shown[case..].find("</testcase>").unwrap()),
+                "{shown}"
+            );
+        }
+    }
 }
 
 #[test]
