@@ -167,3 +167,32 @@ fn other_runs_files_under_any_name_are_refused() {
     }
     nothing_left(&w);
 }
+
+#[test]
+fn a_load_script_whose_interpreter_is_gone_is_refused_before_the_server_starts() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new("fault-load-interpreter");
+    let port = free_port();
+    let script = w.dir.join("my-load.sh");
+    std::fs::write(&script, "#!/gone/venv/bin/python3\nprint('load')\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut c = w.recorder();
+    c.args(["record", "-o", "run", "--serve"])
+        .arg(serve(port, ""))
+        .arg("--")
+        .arg(&script);
+    let out = run_bounded(c, 60);
+    let err = text(&out.stderr);
+    eprintln!(
+        "fault case load interpreter gone: exit {:?}; {}",
+        out.status.code(),
+        err.trim()
+    );
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("its interpreter /gone/venv/bin/python3"),
+        "{err}"
+    );
+    assert!(!w.dir.join("run").exists(), "nothing is started or written");
+    nothing_left(&w);
+}
