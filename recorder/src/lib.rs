@@ -15,6 +15,7 @@ pub mod guard;
 pub mod http;
 pub mod load;
 pub mod load_cpu;
+pub mod load_leftovers;
 pub mod probe;
 pub mod procs;
 pub mod progress;

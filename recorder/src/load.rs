@@ -441,7 +441,20 @@ pub fn run(
         }
     });
     let status = wait(&mut child, tick);
-    let _ = pump.join();
+    let stopped = crate::load_leftovers::stop(&crate::procs::ProcFs::default());
+    if stopped > 0 {
+        crate::say(&format!(
+            "== the load command left {stopped} process(es) running: stopped"
+        ));
+    }
+    // Its output to its end; a writer out of reach (another session) is not waited for.
+    let until = Instant::now() + Duration::from_secs(5);
+    while !pump.is_finished() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if pump.is_finished() {
+        let _ = pump.join();
+    }
     let interrupted = signals::interrupted();
     Ok((ended(status), interrupted))
 }

@@ -24,6 +24,12 @@ pub fn spawn(cmd: &mut Command) -> std::io::Result<Child> {
     Ok(child)
 }
 
+/// Whether the recorder spawned `pid` itself.
+pub fn is_own(pid: i32) -> bool {
+    let g = OWN.lock().unwrap_or_else(|e| e.into_inner());
+    g.as_ref().is_some_and(|o| o.contains(&pid))
+}
+
 /// Reaps adopted zombies once.
 pub fn reap_adopted(fs: &ProcFs) {
     let g = OWN.lock().unwrap_or_else(|e| e.into_inner());

@@ -196,3 +196,39 @@ fn a_load_script_whose_interpreter_is_gone_is_refused_before_the_server_starts()
     assert!(!w.dir.join("run").exists(), "nothing is started or written");
     nothing_left(&w);
 }
+
+/// A load script that leaves a child of its own running (a worker, a log tail).
+fn load_with_a_child(w: &World, port: u16) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let script = w.dir.join("load-with-child.sh");
+    let bench = load(port, 4000).join(" ");
+    std::fs::write(&script, format!("#!/bin/sh\nsleep 300 &\n{bench}\n")).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    vec![script.display().to_string()]
+}
+
+#[test]
+fn a_load_scripts_own_children_are_stopped_with_the_run() {
+    let w = World::new("fault-load-children");
+    let port = free_port();
+    let mut case = Isolated::record(
+        &w,
+        &record_args(port, "", load_with_a_child(&w, port)),
+        None,
+    );
+    let run = case.run.clone();
+    load_runs(&run, 4);
+    signal(case.recorder_pid(&w), libc::SIGTERM);
+    // The script's `sleep` holds the load's output pipe: the recorder must not wait on it.
+    let code = case.wait_recorder(60);
+    nothing_left(&w);
+    let end = case.finish(code);
+    assert_eq!(end.code, 130);
+    broken(
+        &w,
+        "load script's child",
+        &end,
+        &run,
+        "the recording was interrupted",
+    );
+}
