@@ -348,7 +348,9 @@ fn another_runs_files_and_a_missing_load_command_are_refused_before_anything_sta
         end.stderr.trim()
     );
     assert_eq!(end.code, 2);
-    assert!(end.stderr.contains("already holds a run (probe.json)"));
+    assert!(end
+        .stderr
+        .contains("already holds a run (probe.json: the analysis would read it"));
     assert!(!dir.join("boot.log").exists());
 
     let mut c = w.recorder();

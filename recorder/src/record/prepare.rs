@@ -77,7 +77,8 @@ pub(super) fn prepare(opts: &Options) -> Result<Prepared, i32> {
     }
     if let Some(name) = holds_run_files(&opts.dir) {
         eprintln!(
-            "inferlint-recorder: {} already holds a run ({name}); choose a new folder with -o",
+            "inferlint-recorder: {} already holds a run ({name}: the analysis would read it as \
+             this run's); choose a new folder with -o",
             opts.dir.display()
         );
         return Err(2);

@@ -160,7 +160,9 @@ fn other_runs_files_under_any_name_are_refused() {
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{name}: {err}");
         assert!(
-            err.contains(&format!("already holds a run ({name})")),
+            err.contains(&format!(
+                "already holds a run ({name}: the analysis would read it as this run's)"
+            )),
             "{err}"
         );
         assert_eq!(files(&dir), [name.to_string()], "nothing written");
