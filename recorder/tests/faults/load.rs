@@ -234,3 +234,39 @@ fn a_load_scripts_own_children_are_stopped_with_the_run() {
         "the recording was interrupted",
     );
 }
+
+#[test]
+fn a_killed_recorder_leaves_no_process_of_its_load_script() {
+    let w = World::new("fault-load-children-kill");
+    let port = free_port();
+    let mut case = Isolated::record(
+        &w,
+        &record_args(port, "", load_with_a_child(&w, port)),
+        None,
+    );
+    let run = case.run.clone();
+    load_runs(&run, 4);
+    assert!(load_pids(&w).len() == 1, "the script's client runs");
+    signal(case.recorder_pid(&w), libc::SIGKILL);
+    let code = case.wait_recorder(30);
+    assert_eq!(code, 128 + libc::SIGKILL);
+    // The script gets its parent-death signal; its client and its `sleep` have none: the
+    // guard stops them, with the server.
+    wait_until(12, || w.scoped_pids().is_empty());
+    for p in w.scoped_pids() {
+        eprintln!(
+            "DEBUG left {p}: {:?} {:?}",
+            std::fs::read_to_string(format!("/proc/{p}/cmdline")),
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+        );
+    }
+    nothing_left(&w);
+    let end = case.finish(code);
+    eprintln!(
+        "fault case recorder SIGKILL with a load script's children: exit {}",
+        end.code
+    );
+    let (code, shown) = analyze(&w, &run);
+    assert_ne!(code, Some(0), "{shown}");
+    broke_first(&shown, "the recorder did not finish");
+}
