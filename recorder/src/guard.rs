@@ -1,6 +1,7 @@
-//! A guard for the launched server: a small process forked beside the recorder that stops
-//! the server's process group when the recorder dies without having stopped it, however
-//! it dies (SIGKILL, a crash, the OOM killer).
+//! A guard for the launched server and the load: a small process forked beside the
+//! recorder that stops the server's process group, and the load's processes it was told
+//! of (`Watcher::also`), when the recorder dies without having stopped them, however it
+//! dies (SIGKILL, a crash, the OOM killer).
 //!
 //! The server's parent-death signal alone is not enough: it reaches the server's first
 //! process only, and a vLLM whose API server dies while it is still starting leaves its
