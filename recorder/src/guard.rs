@@ -22,9 +22,10 @@ pub const NAME: &[u8] = b"inferlint-guard\0";
 /// second (the teardown's own wait is longer; no one is waiting here).
 const GRACE_TENTHS: u32 = 100;
 
-/// The recorder's end of the guard's pipe.
+/// The recorder's end of the guard's pipe, and the guard's PID.
 pub struct Guard {
     fd: Option<OwnedFd>,
+    pid: i32,
 }
 
 /// A copy of the recorder's end, for the thread that sees the load's processes.
@@ -62,11 +63,22 @@ impl Guard {
         })
     }
 
-    /// The server was stopped by the recorder: the guard ends without a signal.
+    /// The server was stopped by the recorder: the guard ends without a signal, and is
+    /// waited for (at most a second), so nothing of the run is left once the recorder is.
     pub fn disarm(&mut self) {
-        if let Some(fd) = self.fd.take() {
-            let file = std::fs::File::from(fd);
-            let _ = std::io::Write::write_all(&mut &file, b"d");
+        let Some(fd) = self.fd.take() else {
+            return;
+        };
+        let file = std::fs::File::from(fd);
+        let _ = std::io::Write::write_all(&mut &file, b"d");
+        let pid = nix::unistd::Pid::from_raw(self.pid);
+        for _ in 0..100 {
+            match nix::sys::wait::waitpid(pid, Some(nix::sys::wait::WaitPidFlag::WNOHANG)) {
+                Ok(nix::sys::wait::WaitStatus::StillAlive) => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                _ => return,
+            }
         }
     }
 }
@@ -91,11 +103,14 @@ pub fn arm(group: i32) -> Option<Guard> {
             }
             None
         }
-        _ => {
+        pid => {
+            // The reaper leaves it to `disarm` to collect.
+            crate::reaper::own(pid);
             // SAFETY: the read end is the guard's; the write end is ours alone from here.
             unsafe { libc::close(read_end) };
             Some(Guard {
                 fd: Some(unsafe { OwnedFd::from_raw_fd(write_end) }),
+                pid,
             })
         }
     }

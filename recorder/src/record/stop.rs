@@ -107,9 +107,11 @@ fn stop_launched(server: &mut Server, fs: &ProcFs, allowed: usize, card_timeout:
         .iter()
         .map(|p| p.pid)
         .collect();
-    // Stopped and swept: the guard has nothing left to stop. When something is, it stays
-    // armed and stops the group once the recorder ends.
-    if owned_now.is_empty() {
+    // Stopped and swept: the guard has nothing left to stop (zombies the reaper has not
+    // collected yet are no one's to stop). When something lives, it stays armed and stops
+    // the group once the recorder ends.
+    let live_now = server.own.owned(&fs.table(), me).iter().any(|p| p.live());
+    if !live_now {
         if let Some(g) = server.guard.as_mut() {
             g.disarm();
         }
