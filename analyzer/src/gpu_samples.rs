@@ -1,36 +1,21 @@
 //! Reads the GPU samples (`docs::gpu`): the header and one row per card per sample, in
-//! one pass. Like the series, a damaged line is skipped and counted, never fatal; a file
-//! with neither a header nor a row is an input error naming the file. Every number goes
-//! through the plausibility gate (`plausible`): a refused value is recorded with its line
-//! and left out (a row whose `t_wall` is refused is dropped).
+//! the one pass of `samples.rs`. Every number goes through the plausibility gate
+//! (`plausible`): a refused value is recorded with its line and left out (a row whose
+//! `t_wall` is refused is dropped).
 
 use crate::docs::gpu::{key, GpuCard, GpuHeader, GpuRow};
-use crate::docs::SCHEMA_KEY;
 use crate::input::InputError;
-use crate::json;
 use crate::plausible::{self, Implausible, Quantity};
-use crate::text::decode_lossy;
+use crate::samples::{self, Kind, Samples};
 
 /// A whole GPU samples file.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct GpuSamples {
-    pub header: Option<GpuHeader>,
-    pub rows: Vec<GpuRow>,
-    /// Lines skipped as unreadable, and the 1-based line of the first.
-    pub skipped: usize,
-    pub first_skipped_line: Option<usize>,
-    /// Values the plausibility gate refused, each absent from its header or row.
-    pub implausible: Vec<Implausible>,
-}
+pub type GpuSamples = Samples<GpuHeader, GpuRow>;
 
-/// One row: serde_json first (the recorder writes standard JSON), else the lenient
-/// reader, so a hand-edited `NaN` or a stamp past i64 reaches the gate and is named
-/// rather than skipped.
-fn read_row(line: &str) -> Option<GpuRow> {
-    serde_json::from_str::<GpuRow>(line)
-        .ok()
-        .or_else(|| json::from_json(&json::parse(line).ok()?).ok())
-}
+const GPU: Kind<GpuHeader, GpuRow> = Kind {
+    what: "GPU samples",
+    gate_header,
+    gate_row,
+};
 
 /// The header through the gate: refused numbers become absent.
 fn gate_header(
@@ -80,39 +65,9 @@ fn gate_row(
     Some(r)
 }
 
-impl GpuSamples {
+impl Samples<GpuHeader, GpuRow> {
     pub fn read(file: &str, bytes: &[u8]) -> Result<GpuSamples, InputError> {
-        let text = decode_lossy(bytes);
-        let mut out = GpuSamples::default();
-        let schema_key = format!("\"{SCHEMA_KEY}\"");
-        for (i, raw) in text.split('\n').enumerate() {
-            let line = raw.trim();
-            if line.is_empty() {
-                continue;
-            }
-            let at = (file, Some(i + 1));
-            let parsed = if line.contains(&schema_key) {
-                crate::docs::read_text::<GpuHeader>(file, line)
-                    .ok()
-                    .map(|h| out.header = Some(gate_header(h, at, &mut out.implausible)))
-            } else {
-                read_row(line).map(|r| {
-                    out.rows.extend(gate_row(r, at, &mut out.implausible));
-                })
-            };
-            if parsed.is_none() {
-                out.skipped += 1;
-                out.first_skipped_line.get_or_insert(i + 1);
-            }
-        }
-        if out.header.is_none() && out.rows.is_empty() {
-            return Err(InputError::new(
-                file,
-                out.first_skipped_line,
-                "not a GPU samples file: no header and no sample line could be read",
-            ));
-        }
-        Ok(out)
+        samples::read(file, bytes, &GPU)
     }
 
     /// The note for skipped lines, when any.

@@ -31,6 +31,7 @@ pub mod plausible;
 pub mod prom;
 pub mod report;
 pub mod rules;
+pub mod samples;
 pub mod series;
 pub mod sizes;
 pub mod snapshot;

@@ -1,14 +1,11 @@
-//! Reads the load command's CPU samples (`docs::load_cpu`) in one pass, like the GPU
-//! samples: a damaged line is skipped and counted, every number goes through the
-//! plausibility gate, and a file with neither a header nor a row is an input error. From
-//! them, how much of a stretch the load tool spent at a full core (T20).
+//! Reads the load command's CPU samples (`docs::load_cpu`) in the one pass of
+//! `samples.rs`, every number through the plausibility gate; from them, how much of a
+//! stretch the load tool spent at a full core (T20).
 
 use crate::docs::load_cpu::{key, LoadCpuHeader, LoadCpuRow};
-use crate::docs::SCHEMA_KEY;
 use crate::input::InputError;
-use crate::json;
 use crate::plausible::{self, Implausible, Quantity};
-use crate::text::decode_lossy;
+use crate::samples::{self, Kind, Samples};
 
 /// Cores in use between two samples from which the tool counts as at a full core: a
 /// single-threaded client can use no more than one, and sampling jitter takes a little.
@@ -18,19 +15,21 @@ pub const FULL_CORE: f64 = 0.9;
 pub const PINNED_SHARE: f64 = 0.5;
 
 /// A whole CPU samples file.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LoadCpu {
-    pub header: Option<LoadCpuHeader>,
-    pub rows: Vec<LoadCpuRow>,
-    pub skipped: usize,
-    pub first_skipped_line: Option<usize>,
-    pub implausible: Vec<Implausible>,
-}
+pub type LoadCpu = Samples<LoadCpuHeader, LoadCpuRow>;
 
-fn read_row(line: &str) -> Option<LoadCpuRow> {
-    serde_json::from_str::<LoadCpuRow>(line)
-        .ok()
-        .or_else(|| json::from_json(&json::parse(line).ok()?).ok())
+const CPU: Kind<LoadCpuHeader, LoadCpuRow> = Kind {
+    what: "CPU samples",
+    gate_header,
+    gate_row,
+};
+
+fn gate_header(
+    mut h: LoadCpuHeader,
+    at: (&str, Option<usize>),
+    out: &mut Vec<Implausible>,
+) -> LoadCpuHeader {
+    h.interval_s = plausible::keep(Quantity::Seconds, h.interval_s, at, key::INTERVAL_S, out);
+    h
 }
 
 fn gate_row(
@@ -49,47 +48,9 @@ fn gate_row(
     Some(r)
 }
 
-impl LoadCpu {
+impl Samples<LoadCpuHeader, LoadCpuRow> {
     pub fn read(file: &str, bytes: &[u8]) -> Result<LoadCpu, InputError> {
-        let text = decode_lossy(bytes);
-        let mut out = LoadCpu::default();
-        let schema_key = format!("\"{SCHEMA_KEY}\"");
-        for (i, raw) in text.split('\n').enumerate() {
-            let line = raw.trim();
-            if line.is_empty() {
-                continue;
-            }
-            let at = (file, Some(i + 1));
-            let parsed = if line.contains(&schema_key) {
-                crate::docs::read_text::<LoadCpuHeader>(file, line)
-                    .ok()
-                    .map(|mut h| {
-                        let iv = h.interval_s;
-                        h.interval_s = plausible::keep(
-                            Quantity::Seconds,
-                            iv,
-                            at,
-                            key::INTERVAL_S,
-                            &mut out.implausible,
-                        );
-                        out.header = Some(h);
-                    })
-            } else {
-                read_row(line).map(|r| out.rows.extend(gate_row(r, at, &mut out.implausible)))
-            };
-            if parsed.is_none() {
-                out.skipped += 1;
-                out.first_skipped_line.get_or_insert(i + 1);
-            }
-        }
-        if out.header.is_none() && out.rows.is_empty() {
-            return Err(InputError::new(
-                file,
-                out.first_skipped_line,
-                "not a CPU samples file: no header and no sample line could be read",
-            ));
-        }
-        Ok(out)
+        samples::read(file, bytes, &CPU)
     }
 
     /// The share of `[from, to]` (unix seconds) covered by consecutive samples between

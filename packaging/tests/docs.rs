@@ -34,6 +34,29 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--request-rate", "AIPerf"),
     ("--prometheus-port", "vllm-router"),
     ("--no-deps", "pip"),
+    ("--max-model-len", "vLLM"),
+    (
+        "--<dataset>-output-len",
+        "vllm bench serve (the dataset's own output length)",
+    ),
+    (
+        "--random-output-len",
+        "vllm bench serve and SGLang's and TensorRT-LLM's scripts",
+    ),
+    (
+        "--sharegpt-output-len",
+        "vllm bench serve and SGLang's and TensorRT-LLM's scripts",
+    ),
+    (
+        "--random-range-ratio",
+        "vllm bench serve and SGLang's script",
+    ),
+    ("--ignore-eos", "vllm bench serve"),
+    ("--disable-ignore-eos", "SGLang's bench_serving"),
+    ("--data", "GuideLLM"),
+    ("--output-tokens-mean", "AIPerf"),
+    ("--osl", "AIPerf"),
+    ("--extra-inputs", "AIPerf"),
 ];
 
 fn root() -> PathBuf {

@@ -205,8 +205,11 @@ fn a_pool_that_fits() {
             ("T16", "unknown"),
             ("T17", "pass"),
             ("T18", "unknown"),
+            ("T20", "unknown"),
             ("T21", "pass"),
             ("T22", "pass"),
+            ("T23", "warn"),
+            ("T24", "pass"),
         ],
     );
     assert_eq!(outcome("fits"), ("completed".into(), String::new()));
@@ -249,8 +252,11 @@ fn a_small_pool() {
             ("T16", "unknown"),
             ("T17", "pass"),
             ("T18", "unknown"),
+            ("T20", "unknown"),
             ("T21", "pass"),
             ("T22", "pass"),
+            ("T23", "pass"),
+            ("T24", "pass"),
         ],
     );
     cpu_facts(&a, Some(12 * 32));
@@ -334,8 +340,11 @@ fn ctrl_c_during_the_load() {
             ("T16", "unknown"),
             ("T17", "pass"),
             ("T18", "unknown"),
+            ("T20", "unknown"),
             ("T21", "unknown"),
             ("T22", "unknown"),
+            ("T23", "unknown"),
+            ("T24", "pass"),
         ],
     );
     assert_eq!(outcome(case), ("interrupted".into(), "load".into()));
@@ -349,4 +358,205 @@ fn ctrl_c_during_the_load() {
     ] {
         assert!(text.contains(name), "{name}");
     }
+}
+
+/// A load of 12 short requests (0.3 s each, 6 at once, 9 s in all) read every 2 s: five
+/// readings, none of which caught a request running. T24 warns, and T8, which on those
+/// readings alone would say the server never ran more than 0 at once, can't tell: the load
+/// tool's own timeline shows 6 open at once for 0.6 s, shorter than the readings' gap.
+#[test]
+fn a_recording_too_coarse_for_its_load() {
+    let case = "coarse-readings";
+    let a = pinned(
+        case,
+        &[
+            ("T1", "pass"),
+            ("T2", "unknown"),
+            ("T5", "pass"),
+            ("T6", "pass"),
+            ("T7", "pass"),
+            ("T8", "unknown"),
+            ("T9", "unknown"),
+            ("T10", "pass"),
+            ("T12", "pass"),
+            ("T14", "unknown"),
+            ("T15", "pass"),
+            ("T16", "unknown"),
+            ("T17", "pass"),
+            ("T18", "pass"),
+            ("T20", "pass"),
+            ("T21", "pass"),
+            ("T22", "pass"),
+            ("T23", "pass"),
+            ("T24", "warn"),
+        ],
+    );
+    assert_eq!(outcome(case), ("completed".into(), String::new()));
+    cpu_facts(&a, Some(1_048_576));
+    assert_eq!(
+        evidence(&a, "T24", "readings_in_load").as_i64_trunc(),
+        Some(5)
+    );
+    assert_eq!(evidence(&a, "T24", "interval_s").as_f64(), Some(2.0));
+    assert_eq!(evidence(&a, "T24", "requests").as_i64_trunc(), Some(12));
+    let median = evidence(&a, "T24", "median_request_s").as_f64().unwrap();
+    let gap = evidence(&a, "T24", "median_gap_s").as_f64().unwrap();
+    assert!(median < gap, "{median} {gap}");
+    assert_eq!(evidence(&a, "T8", "peak_running").as_f64(), Some(0.0));
+    assert_eq!(
+        evidence(&a, "T8", "timeline_open_at_once").as_i64_trunc(),
+        Some(6)
+    );
+}
+
+/// The verdicts every context case shares (the server's start, the pool, the GPU).
+fn context_case(case: &str, rest: &[(&'static str, &'static str)]) -> Analysis {
+    let mut expect = vec![
+        ("T1", "pass"),
+        ("T2", "unknown"),
+        ("T5", "pass"),
+        ("T6", "pass"),
+        ("T7", "pass"),
+        ("T10", "pass"),
+        ("T12", "pass"),
+        ("T15", "pass"),
+        ("T16", "unknown"),
+        ("T17", "pass"),
+    ];
+    expect.extend_from_slice(rest);
+    let a = pinned(case, &expect);
+    assert_eq!(outcome(case), ("completed".into(), String::new()));
+    cpu_facts(&a, Some(1_048_576));
+    assert_eq!(
+        evidence(&a, "T21", "asked_tokens").as_i64_trunc(),
+        Some(100)
+    );
+    a
+}
+
+/// One load (12 prompts of 80 to 240 tokens, 100 tokens asked of each) under a context of
+/// 512 that holds it: every answer as long as asked, no request failed.
+#[test]
+fn a_context_that_fits() {
+    let a = context_case(
+        "context-fits",
+        &[
+            ("T8", "pass"),
+            ("T9", "warn"),
+            ("T14", "pass"),
+            ("T18", "pass"),
+            ("T20", "pass"),
+            ("T21", "pass"),
+            ("T22", "pass"),
+            ("T23", "pass"),
+            ("T24", "pass"),
+        ],
+    );
+    assert_eq!(evidence(&a, "T21", "answers_short").as_i64_trunc(), Some(0));
+    assert_eq!(
+        evidence(&a, "T22", "requests_failed").as_i64_trunc(),
+        Some(0)
+    );
+}
+
+/// The same load under a context of 256: vLLM lowers `max_tokens` to what the context has
+/// left, without an error, so 6 of the 12 answers come back short, each ending where prompt
+/// and answer reach 256 tokens (T21 warns). Nothing was refused (T22 passes).
+///
+/// The stream of the first 6 requests reached the client in one piece (each one's time to
+/// first token is its whole latency), so the client's mean time between tokens is below
+/// the server's: T23 warns that the two are not measured alike (`pieces`), and does not
+/// call it impossible.
+#[test]
+fn answers_cut_at_the_context() {
+    let a = context_case(
+        "cut-at-context",
+        &[
+            ("T8", "unknown"),
+            ("T9", "pass"),
+            ("T14", "unknown"),
+            ("T18", "pass"),
+            ("T20", "pass"),
+            ("T21", "warn"),
+            ("T22", "pass"),
+            ("T23", "warn"),
+            ("T24", "pass"),
+        ],
+    );
+    assert_eq!(
+        evidence(&a, "T21", "cut_at_context").as_i64_trunc(),
+        Some(256)
+    );
+    assert_eq!(evidence(&a, "T21", "answers_read").as_i64_trunc(), Some(12));
+    assert_eq!(evidence(&a, "T21", "answers_short").as_i64_trunc(), Some(6));
+    let shortest = evidence(&a, "T21", "short_answers");
+    let first = &shortest.as_array().unwrap()[0];
+    assert_eq!(
+        first.to_compact(),
+        r#"{"request": 1, "tokens": 40, "prompt_tokens": 216}"#
+    );
+    assert_eq!(
+        evidence(&a, "T22", "requests_failed").as_i64_trunc(),
+        Some(0)
+    );
+    let measures = evidence(&a, "T23", "measures");
+    let between = &measures.as_array().unwrap()[1];
+    assert_eq!(
+        between.get("pieces").and_then(Json::as_bool),
+        Some(true),
+        "{}",
+        between.to_compact()
+    );
+}
+
+/// The same load under a context of 128: the 7 prompts over 128 tokens are refused with
+/// HTTP 400 while the load tool's figures count the other 5 (T22 fails, with the load
+/// tool's error texts grouped and the server's own count of 4xx answers); the 5 served are
+/// cut at 128 (T21 warns). The refusals end at once, so the load tool's timeline holds
+/// fewer than 4 requests open on average; with 7 requests failed, T20 can't tell whose
+/// limit that was (and T8 does not blame the load tool).
+#[test]
+fn prompts_refused_by_the_context() {
+    let a = context_case(
+        "refused-prompts",
+        &[
+            ("T8", "unknown"),
+            ("T9", "unknown"),
+            ("T14", "unknown"),
+            ("T18", "unknown"),
+            ("T20", "unknown"),
+            ("T21", "warn"),
+            ("T22", "fail"),
+            ("T23", "pass"),
+            ("T24", "warn"),
+        ],
+    );
+    assert_eq!(
+        evidence(&a, "T22", "requests_sent").as_i64_trunc(),
+        Some(12)
+    );
+    assert_eq!(
+        evidence(&a, "T22", "requests_failed").as_i64_trunc(),
+        Some(7)
+    );
+    assert_eq!(
+        evidence(&a, "T22", "requests_completed").as_i64_trunc(),
+        Some(5)
+    );
+    assert_eq!(
+        evidence(&a, "T22", "errors").to_compact(),
+        r#"[{"text": "Bad Request", "count": 7}]"#
+    );
+    assert_eq!(
+        evidence(&a, "T22", "server")
+            .get("http_errors")
+            .map(Json::to_compact),
+        Some(r#"["/v1/completions 4xx: 7"]"#.to_string())
+    );
+    assert_eq!(
+        evidence(&a, "T21", "cut_at_context").as_i64_trunc(),
+        Some(128)
+    );
+    assert_eq!(evidence(&a, "T21", "answers_read").as_i64_trunc(), Some(5));
+    assert_eq!(evidence(&a, "T20", "failed").as_i64_trunc(), Some(7));
 }

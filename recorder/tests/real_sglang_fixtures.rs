@@ -44,8 +44,9 @@ fn broke(a: &Analysis) -> Vec<String> {
 
 /// The verdicts every served run here shares: no `nvidia-smi` (T2, T16), no block count
 /// on SGLang (T14), no per-request times from the load tools as run (T18), a start that
-/// came up (T12), the backend asked for used (T6), pages of one token (T5).
-const SERVED: [(&str, &str); 8] = [
+/// came up (T12), the backend asked for used (T6), pages of one token (T5), readings
+/// enough for the load (T24).
+const SERVED: [(&str, &str); 9] = [
     ("T2", "unknown"),
     ("T5", "pass"),
     ("T6", "pass"),
@@ -54,6 +55,7 @@ const SERVED: [(&str, &str); 8] = [
     ("T14", "not_applicable"),
     ("T16", "unknown"),
     ("T18", "unknown"),
+    ("T24", "pass"),
 ];
 
 fn served(rest: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
@@ -117,6 +119,10 @@ fn a_pool_that_fits() {
             ("T10", "pass"),
             ("T15", "pass"),
             ("T17", "warn"),
+            ("T20", "unknown"),
+            ("T21", "pass"),
+            ("T22", "unknown"),
+            ("T23", "pass"),
         ]),
     );
     cpu_facts(&a, 4096, 8);
@@ -145,6 +151,10 @@ fn a_small_pool_that_queues() {
             ("T10", "pass"),
             ("T15", "pass"),
             ("T17", "warn"),
+            ("T20", "unknown"),
+            ("T21", "pass"),
+            ("T22", "unknown"),
+            ("T23", "pass"),
         ]),
     );
     cpu_facts(&a, 600, 8);
@@ -170,6 +180,10 @@ fn a_retraction() {
             ("T10", "pass"),
             ("T15", "pass"),
             ("T17", "pass"),
+            ("T20", "unknown"),
+            ("T21", "pass"),
+            ("T22", "unknown"),
+            ("T23", "pass"),
         ]),
     );
     cpu_facts(&a, 600, 8);
@@ -202,6 +216,10 @@ fn a_running_limit_lowered_at_start() {
             ("T10", "pass"),
             ("T15", "pass"),
             ("T17", "pass"),
+            ("T20", "unknown"),
+            ("T21", "pass"),
+            ("T22", "unknown"),
+            ("T23", "pass"),
         ]),
     );
     cpu_facts(&a, 14, 7);
@@ -232,6 +250,10 @@ fn ctrl_c_during_the_load() {
             ("T10", "pass"),
             ("T15", "unknown"),
             ("T17", "warn"),
+            ("T20", "unknown"),
+            ("T21", "unknown"),
+            ("T22", "unknown"),
+            ("T23", "unknown"),
         ]),
     );
     cpu_facts(&a, 4096, 8);
@@ -257,6 +279,10 @@ fn vllm_bench_serve_against_sglang() {
             ("T10", "pass"),
             ("T15", "pass"),
             ("T17", "pass"),
+            ("T20", "pass"),
+            ("T21", "pass"),
+            ("T22", "pass"),
+            ("T23", "pass"),
         ]),
     );
     cpu_facts(&a, 4096, 8);

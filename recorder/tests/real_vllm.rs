@@ -30,11 +30,24 @@ fn record(
     serve_cmd: &str,
     load: &[String],
 ) -> (Option<i32>, String) {
+    record_with(real, w, case, &[], serve_cmd, load)
+}
+
+/// [`record`] with more of the recorder's own flags (`--interval 2`).
+fn record_with(
+    real: &Real,
+    w: &World,
+    case: &str,
+    flags: &[&str],
+    serve_cmd: &str,
+    load: &[String],
+) -> (Option<i32>, String) {
     let started = Instant::now();
     let _sweep = Sweep(vec![w.dir.join(case)]);
     let mut c = real.recorder(w);
     c.args(["record", "-o", case, "--no-analyze", "--title"])
         .arg(format!("vLLM 0.32 (CPU, real): {case}"))
+        .args(flags)
         .args(["--serve", serve_cmd, "--"])
         .args(load);
     let out = run_bounded(c, RUN_LIMIT_S);
@@ -467,4 +480,153 @@ fn ctrl_c_during_the_load_then_teardown() {
     );
     let (_, a) = verdicts(&run);
     assert!(a.errors.is_empty(), "{:?}", a.errors);
+}
+
+/// The load of the context cases: 12 prompts of 80 to 240 tokens (160 ± 50%), 100 tokens
+/// asked of each answer, 4 at once.
+fn context_load(base: &str, model: &str) -> Vec<String> {
+    let mut v = bench(base, model, 12, 4, 100);
+    let at = v.iter().position(|a| a == "--random-input-len").unwrap();
+    v[at + 1] = "160".into();
+    v.push("--random-range-ratio".into());
+    v.push(r#"{"input": 0.5, "output": 0}"#.into());
+    v
+}
+
+/// The same load under three context lengths. 512 holds every prompt with its answer:
+/// T21 and T22 pass. 256 holds every prompt but not every answer, and vLLM shortens those
+/// answers to fit without an error: T21 warns, every cut answer ending at 256 tokens with
+/// its prompt, and T22 passes. 128 is shorter than most prompts: vLLM refuses those (HTTP
+/// 400) while `vllm bench serve`'s figures count the others, and T22 says how many and
+/// why, the load tool's error texts grouped and the server's own count of 4xx answers.
+/// (A `max_tokens` above the context is refused whatever the prompt: the answers asked
+/// stay under 128, so only the prompts decide.)
+#[test]
+#[ignore = "needs the real vLLM: run `cargo xtask real`"]
+fn answers_cut_and_prompts_refused_by_the_context() {
+    let real = Real::get();
+    let w = World::bare("real-context");
+    let model = real.model("tiny-llama");
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut runs = Vec::new();
+    for (case, len) in [
+        ("context-fits", 512),
+        ("cut-at-context", 256),
+        ("refused-prompts", 128),
+    ] {
+        let flags = format!("--block-size 32 --max-model-len {len} --enforce-eager");
+        let (code, out) = record(
+            &real,
+            &w,
+            case,
+            &serve(&model, port, &flags),
+            &context_load(&base, &model),
+        );
+        let run = w.dir.join(case);
+        assert_eq!(code, Some(0), "{case}: {out}");
+        assert_eq!(outcome(&run).0, "completed", "{case}");
+        assert_eq!(left_of(&run), [], "{case}: left running");
+        let (v, a) = verdicts(&run);
+        assert!(a.errors.is_empty(), "{case}: {:?}", a.errors);
+        eprintln!(
+            "== {case}: T21 {:?}\n   T22 {:?}",
+            check(&a, "T21").message,
+            check(&a, "T22").message
+        );
+        runs.push((v, a));
+    }
+    let [(fits_v, fits), (cut_v, cut), (refused_v, refused)] = &runs[..] else {
+        unreachable!()
+    };
+
+    for id in ["T21", "T22"] {
+        assert_eq!(status(fits_v, id), "pass", "{id}: {:?}", check(fits, id));
+    }
+    assert_eq!(evidence_f64(fits, "T21", "asked_tokens"), Some(100.0));
+    assert_eq!(evidence_f64(fits, "T22", "requests_failed"), Some(0.0));
+
+    assert_eq!(status(cut_v, "T21"), "warn", "{:?}", check(cut, "T21"));
+    assert_eq!(evidence_f64(cut, "T21", "cut_at_context"), Some(256.0));
+    assert!(evidence_f64(cut, "T21", "answers_short").unwrap() >= 1.0);
+    assert_eq!(status(cut_v, "T22"), "pass", "{:?}", check(cut, "T22"));
+    assert_eq!(evidence_f64(cut, "T22", "requests_failed"), Some(0.0));
+
+    let t22 = status(refused_v, "T22");
+    assert!(
+        t22 == "fail" || t22 == "warn",
+        "{:?}",
+        check(refused, "T22")
+    );
+    let failed = evidence_f64(refused, "T22", "requests_failed").unwrap();
+    let completed = evidence_f64(refused, "T22", "requests_completed").unwrap();
+    assert!(
+        failed >= 1.0 && completed >= 1.0,
+        "{:?}",
+        check(refused, "T22")
+    );
+    assert_eq!(failed + completed, 12.0);
+    let errors = check(refused, "T22").evidence_value("errors").unwrap();
+    let groups = errors.as_array().unwrap();
+    let counted: f64 = groups
+        .iter()
+        .map(|g| g.get("count").and_then(Json::as_f64).unwrap())
+        .sum();
+    assert_eq!(counted, failed, "{}", errors.to_compact());
+    // `vllm bench serve` keeps only the HTTP reason of a refusal, not vLLM's message.
+    let text = groups[0].get("text").and_then(Json::as_str).unwrap();
+    assert_eq!(text, "Bad Request", "{}", errors.to_compact());
+    let server = check(refused, "T22").evidence_value("server").unwrap();
+    assert_eq!(
+        server.get("http_errors").map(Json::to_compact),
+        Some(format!(r#"["/v1/completions 4xx: {failed}"]"#)),
+        "{}",
+        server.to_compact()
+    );
+}
+
+/// A short load read every 2 s: 12 requests of well under a second each, 6 at once, over a
+/// few seconds. The readings cannot carry the series verdicts (T8's peak among them), and
+/// T24 says so.
+#[test]
+#[ignore = "needs the real vLLM: run `cargo xtask real`"]
+fn a_recording_too_coarse_for_its_load() {
+    let real = Real::get();
+    let w = World::bare("real-coarse");
+    let model = real.model("tiny-llama");
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let case = "coarse-readings";
+    let (code, out) = record_with(
+        &real,
+        &w,
+        case,
+        &["--interval", "2"],
+        &serve(
+            &model,
+            port,
+            "--block-size 32 --max-model-len 256 --enforce-eager",
+        ),
+        &bench(&base, &model, 12, 6, 50),
+    );
+    let run = w.dir.join(case);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(left_of(&run), [], "left running");
+    let (v, a) = verdicts(&run);
+    assert!(a.errors.is_empty(), "{:?}", a.errors);
+    let t24 = check(&a, "T24");
+    eprintln!(
+        "== {case}: T24 {:?}\n   T8 {:?}",
+        t24.message,
+        check(&a, "T8").message
+    );
+    let s = status(&v, "T24");
+    assert!(s == "warn" || s == "fail", "{t24:?}");
+    assert!(
+        evidence_f64(&a, "T24", "readings_in_load").unwrap() < 10.0,
+        "{t24:?}"
+    );
+    assert_eq!(evidence_f64(&a, "T24", "interval_s"), Some(2.0));
+    // The series verdicts do not claim what the readings cannot show.
+    assert_ne!(status(&v, "T8"), "fail", "{:?}", check(&a, "T8"));
 }

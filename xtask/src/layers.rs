@@ -33,6 +33,7 @@ pub(crate) const LAYERS: &[(&str, &[&str])] = &[
             "inputs",
             "manifest",
             "sizes",
+            "samples",
             "gpu_samples",
             "load_cpu",
             "bootlog",

@@ -765,3 +765,69 @@ fn outputs_never_overwrite_an_input_nor_follow_a_link() {
     assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
 }
+
+/// Two starts of one engine whose boot logs differ in settings that change speed or
+/// capacity: a `!` row for each, naming the flag and both values.
+#[test]
+fn engine_settings_that_differ_are_flagged_and_named() {
+    let Some(root) = common::recorded() else {
+        return;
+    };
+    let a = copy_dir(&root.join("vllm-0.30/qwen3-8b-start1"), "settings-a");
+    let b = copy_dir(&root.join("vllm-0.30/qwen3-8b-start1"), "settings-b");
+    let log = b.join("boot.log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let before = "'gpu_memory_utilization': 0.93, 'max_num_seqs': 32}";
+    assert!(
+        text.contains(before),
+        "the fixture's non-default args changed"
+    );
+    let changed = text.replace(
+        before,
+        "'gpu_memory_utilization': 0.93, 'max_num_seqs': 8, 'kv_cache_dtype': 'fp8', \
+         'enforce_eager': True, 'tensor_parallel_size': 2}",
+    );
+    std::fs::write(&log, changed).unwrap();
+    let (sa, sb) = (a.display().to_string(), b.display().to_string());
+    let o = run(&["compare", &sa, &sb, "--json"]);
+    let doc = json::parse(&stdout(&o)).expect("compare --json is JSON");
+    for (key, want) in [
+        ("setting_kv_cache_dtype", ["default", "kv_cache_dtype=fp8"]),
+        (
+            "setting_running_limit",
+            ["max_num_seqs=32", "max_num_seqs=8"],
+        ),
+        ("setting_eager", ["default", "enforce_eager=true"]),
+        (
+            "setting_tensor_parallel",
+            ["default", "tensor_parallel_size=2"],
+        ),
+    ] {
+        assert_eq!(texts(&row(&doc, key)), want, "{key}");
+    }
+    // Settings both runs share get no row.
+    let rows = doc.get("rows").and_then(Json::as_array).unwrap();
+    assert!(!rows
+        .iter()
+        .any(|r| r.get("key").and_then(Json::as_str) == Some("setting_quantization")));
+    // The terminal marks each with `!` and says what it means.
+    let o = run(&["compare", &sa, &sb]);
+    let out = stdout(&o);
+    for line in [
+        "! KV cache dtype",
+        "! Running limit",
+        "! Eager mode (no CUDA graphs)",
+        "! Tensor parallel size",
+    ] {
+        assert!(out.lines().any(|l| l.starts_with(line)), "{line}\n{out}");
+    }
+    let reading = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("- Running limit: "))
+        .unwrap_or_else(|| panic!("no reading of the running limit\n{out}"));
+    assert!(
+        reading.contains("has max_num_seqs=8 where")
+            && reading.ends_with("has max_num_seqs=32: the other rows are not like for like"),
+        "{reading}"
+    );
+}

@@ -283,8 +283,8 @@ fn account_and_facts_of_the_headline_run() {
     let checked = fact(&r.setup, "Tripwires checked");
     // T15, T20, T22 and T23 are here as "can't tell" (no load-tool result), never left
     // out; T16 and T18 need captures only the recorder makes, which the reference's folder
-    // lacks, and T21 the load command it keeps.
-    assert!(checked.starts_with("13 of 22"), "{checked}");
+    // lacks, T21 the load command it keeps and T24 its marks of the load.
+    assert!(checked.starts_with("13 of 23"), "{checked}");
     for f in [
         "T2 and T3",
         "T4 and T11",
@@ -293,6 +293,7 @@ fn account_and_facts_of_the_headline_run() {
         "T16 needs GPU samples, which inferlint-recorder record takes",
         "T18 needs per-request times",
         "T21 needs the output length the load asked for",
+        "T24 needs a recording and the recorder's marks of the load's start and end",
     ] {
         assert!(checked.contains(f), "no \"{f}\" in {checked}");
     }
@@ -346,11 +347,11 @@ fn tripwires_checked_elsewhere() {
     };
     let p = checked("trtllm-1.3/pauses");
     assert!(
-        p.starts_with("11 of 22") && p.contains("T14 does not apply to TensorRT-LLM"),
+        p.starts_with("11 of 23") && p.contains("T14 does not apply to TensorRT-LLM"),
         "{p}"
     );
     let c = checked("vllm-0.30/capped");
-    assert!(c.starts_with("13 of 22"), "{c}");
+    assert!(c.starts_with("13 of 23"), "{c}");
 }
 
 /// Chart series have one value per reading and their values come from the inputs.

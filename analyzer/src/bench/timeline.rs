@@ -85,6 +85,31 @@ impl Timeline {
         usize::try_from(peak).unwrap_or(0)
     }
 
+    /// The longest stretch during which at least `level` requests were open at once, in
+    /// seconds; 0 when that many never were (T24: could the readings have missed it).
+    pub fn longest_at_least(&self, level: usize) -> f64 {
+        let level = i64::try_from(level).unwrap_or(i64::MAX);
+        let ev = self.events();
+        let (mut open, mut since, mut longest) = (0i64, None, 0.0f64);
+        for (k, &(t, d)) in ev.iter().enumerate() {
+            open += i64::from(d);
+            // Every change at one instant is applied before the count is looked at: a
+            // request ending as the next is sent leaves no gap.
+            if ev.get(k + 1).is_some_and(|n| n.0 == t) {
+                continue;
+            }
+            match (open >= level, since) {
+                (true, None) => since = Some(t),
+                (false, Some(s)) => {
+                    longest = longest.max(t - s);
+                    since = None;
+                }
+                _ => {}
+            }
+        }
+        longest
+    }
+
     /// The time-weighted mean number open over `[from, to]`, and the share of that
     /// stretch during which at least `cap` were open.
     pub fn open_over(&self, from: f64, to: f64, cap: f64) -> (f64, f64) {
@@ -148,6 +173,9 @@ mod tests {
         assert!((full - 2.0 / 3.0).abs() < 1e-12, "{full}");
         assert_eq!(t.send_rate(), Some(3.0));
         assert!(!t.unix_clock());
+        assert_eq!(t.longest_at_least(2), 2.0);
+        assert_eq!(t.longest_at_least(1), 3.0);
+        assert_eq!(t.longest_at_least(3), 0.0);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Several runs side by side (`inferlint compare`, the page's compare view): one column
-//! per run, one row per fact that matters (engine, model, KV pool, concurrency, evictions,
+//! per run, one row per fact that matters (engine, model, KV pool, concurrency, the engine
+//! settings that change speed or capacity where the runs differ on them, evictions,
 //! throughput, requests, every tripwire), the differences flagged, a one-line reading of
 //! each difference that matters, and against a baseline the regressions. The terminal,
 //! `--json`, the one-file page and the browser all draw this one structure.
@@ -11,6 +12,7 @@ mod baseline;
 mod overlay;
 mod reading;
 mod rows;
+mod settings;
 
 use serde::Serialize;
 

@@ -1,5 +1,6 @@
 //! The rows of a comparison and each run's value in them, read from its Report: what ran,
-//! the KV pool, the concurrency, evictions, throughput, requests, and every tripwire.
+//! the KV pool, the concurrency, the engine settings that differ (`settings.rs`),
+//! evictions, throughput, requests, and every tripwire.
 
 use serde::Serialize;
 
@@ -88,6 +89,7 @@ fn server_rate(r: &Report) -> Option<(f64, f64)> {
 /// Every row, in the order the table shows them.
 pub(super) fn specs(runs: &[Run<'_>]) -> Vec<Spec> {
     let mut out = setup_rows(runs);
+    out.extend(super::settings::rows(runs));
     out.extend(load_rows(runs));
     out.extend(tripwire_rows(runs));
     out

@@ -438,6 +438,10 @@ impl Missing<'_> {
                 "need the load tool's per-request times, which inferlint-recorder record asks for",
                 "needs the load tool's per-request times, which inferlint-recorder record asks for",
             ),
+            24 => pair(
+                "need a recording and the recorder's marks of the load's start and end",
+                "needs a recording and the recorder's marks of the load's start and end",
+            ),
             23 => pair(
                 "need the load tool's result and before and after readings",
                 "needs the load tool's result and before and after readings",

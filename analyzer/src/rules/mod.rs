@@ -37,6 +37,7 @@ pub mod t20_load_generator_bound;
 pub mod t21_output_not_as_asked;
 pub mod t22_failures_hidden;
 pub mod t23_latency_mismatch;
+pub mod t24_coarse_recording;
 #[cfg(test)]
 pub mod testing;
 pub mod verdict;

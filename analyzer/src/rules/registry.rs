@@ -38,6 +38,7 @@ pub enum Tripwire {
     OutputNotAsAsked,
     FailuresHidden,
     LatencyMismatch,
+    CoarseRecording,
 }
 
 /// Where a tripwire is judged.
@@ -92,7 +93,7 @@ pub struct Entry {
 
 impl Tripwire {
     /// Every tripwire, in number order.
-    pub const ALL: [Tripwire; 23] = [
+    pub const ALL: [Tripwire; 24] = [
         Tripwire::SilentPreemption,
         Tripwire::OrphanedEngine,
         Tripwire::CleanupSelfKill,
@@ -116,6 +117,7 @@ impl Tripwire {
         Tripwire::OutputNotAsAsked,
         Tripwire::FailuresHidden,
         Tripwire::LatencyMismatch,
+        Tripwire::CoarseRecording,
     ];
 
     /// Its number, as in "T9".
@@ -272,7 +274,7 @@ pub struct Explanation {
     pub engine_notes: Vec<(&'static str, &'static str)>,
 }
 
-static ENTRIES: [Entry; 23] = [
+static ENTRIES: [Entry; 24] = [
     Entry {
         tripwire: Tripwire::SilentPreemption,
         slug: "silent-preemption",
@@ -986,6 +988,39 @@ static ENTRIES: [Entry; 23] = [
                  `trtllm_time_per_output_token_seconds` and \
                  `trtllm_e2e_request_latency_seconds`.",
     },
+    Entry {
+        tripwire: Tripwire::CoarseRecording,
+        slug: "coarse-recording",
+        title: "Readings too coarse for the load",
+        summary: "too few readings inside the load, readings later than asked, or requests shorter than the gap between readings: the series checks cannot hold",
+        scopes: &[Scope::Run, Scope::Phase],
+        catches: "The recorder reads the server's gauges (requests running and waiting, the KV \
+                  cache's use) at an interval, and the checks built on them see only those \
+                  readings. A short load read at a long interval gets a handful of readings; a \
+                  busy machine delays each reading past its interval; requests shorter than \
+                  the gap between readings start and end unseen. The peak, the ceiling and the \
+                  steps read off such a recording are whatever the few readings happened to \
+                  catch.",
+        why: "A verdict on the readings then claims more than they show: a server that ran \
+              every request at once is reported as never having run more than a few, or a \
+              ceiling is drawn through two points. The verdicts of the series checks on that \
+              run are not evidence either way.",
+        evidence: "The series' readings inside the load (the manifest's load start and end, \
+                   or a phase's own), their gaps against the interval the recording asked for \
+                   (the series' header), and the load tool's per-request send times and \
+                   latencies where its result keeps them. Fewer than 3 readings inside the \
+                   load fails; fewer than 10, a median gap over twice the interval, or a \
+                   median request shorter than the gap between readings warns. T8 compares \
+                   the running gauge's peak with the most requests the load tool had open at \
+                   once, and can't tell when the readings were too sparse to see it.",
+        reproduce: "inferlint analyze RUN_DIR (a folder the recorder made)",
+        fix: "Record again at a finer interval (`inferlint-recorder record --interval 0.1`), \
+              run a longer load (more requests than the concurrency, several rounds of them), \
+              or give the recorder a core of its own so its readings keep to their interval.",
+        vllm: "",
+        sglang: "",
+        trtllm: "",
+    },
 ];
 
 #[cfg(test)]
@@ -1008,8 +1043,8 @@ mod tests {
             .all(|w| w[0].number() < w[1].number()));
         assert_eq!(Tripwire::ALL[0].number(), 1);
         assert_eq!(Tripwire::from_number(0), None);
-        assert_eq!(Tripwire::from_number(24), None);
-        assert_eq!(single_server().count(), 22);
+        assert_eq!(Tripwire::from_number(25), None);
+        assert_eq!(single_server().count(), 23);
         assert!(Tripwire::LoadUnbalanced.fleet_only());
     }
 
@@ -1046,7 +1081,8 @@ mod tests {
         assert_eq!(n("load-unbalanced"), Some(19));
         assert_eq!(n("T20"), Some(20));
         assert_eq!(n("latency-mismatch"), Some(23));
-        for bad in ["T24", "x", "", " ", "T", "t0", "0", "-1", "T9x", "999"] {
+        assert_eq!(n("coarse-recording"), Some(24));
+        for bad in ["T25", "x", "", " ", "T", "t0", "0", "-1", "T9x", "999"] {
             assert_eq!(n(bad), None, "{bad:?}");
         }
     }

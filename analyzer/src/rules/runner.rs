@@ -4,8 +4,8 @@
 //!
 //! The order is the order results are shown in: the boot log's checks first, then the
 //! clean-up (T2), the probe (T7), the client against the server (T15, T23), the load's
-//! own failures and answers (T22, T21), and the readings (T1, T10, T14, T9, T8), then
-//! what concerns the measured load (T16–T18, T20).
+//! own failures and answers (T22, T21), the readings (T1, T10, T14, T9, T8) and how
+//! densely they were taken (T24), then what concerns the measured load (T16–T18, T20).
 
 use super::absent::{settle, Input, Judged};
 use super::outcome::RunOutcome;
@@ -22,7 +22,7 @@ use super::{
     t14_null_block as t14, t15_client_server_mismatch as t15, t16_gpu_throttled as t16,
     t17_prefix_cache_hits as t17, t18_warm_up_in_window as t18, t19_load_unbalanced as t19,
     t20_load_generator_bound as t20, t21_output_not_as_asked as t21, t22_failures_hidden as t22,
-    t23_latency_mismatch as t23,
+    t23_latency_mismatch as t23, t24_coarse_recording as t24,
 };
 use crate::bootlog::{self, BootLog};
 use crate::input::InputError;
@@ -58,6 +58,7 @@ const RUN: Rules<fn(&RunScope<'_>) -> Judged> = &[
     (NullBlock, t14::run),
     (FallingCeiling, t09::run),
     (ConcurrencyNotReached, t08::run),
+    (CoarseRecording, t24::run),
     (GpuThrottled, t16::run),
     (PrefixCacheHits, t17::run),
     (WarmUpInWindow, t18::run),
@@ -75,6 +76,7 @@ const SCRAPE: Rules<fn(&ScrapeScope<'_>) -> Judged> = &[
 const PHASE: Rules<fn(&PhaseScope<'_>) -> Judged> = &[
     (SilentPreemption, t01::phase),
     (ConcurrencyNotReached, t08::phase),
+    (CoarseRecording, t24::phase),
     (FallingCeiling, t09::phase),
     (IntegerSecondTimer, t10::phase),
     (ClientServerMismatch, t15::phase),

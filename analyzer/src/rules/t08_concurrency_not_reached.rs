@@ -1,4 +1,6 @@
 //! T8: the load tool kept N requests open, but the server may have run far fewer (docs/tripwires.md#t8).
+//! A failure the readings were too sparse to decide, against the load tool's own timeline,
+//! is "can't tell" instead (`t24_coarse_recording::unseen`).
 
 use super::load_figures::{self, REQUESTED_FLAG};
 use super::server_down::ServerDown;
@@ -14,6 +16,7 @@ use crate::rules::absent::{Absent, Input, Judged};
 use crate::rules::load_failed::LoadFailed;
 use crate::rules::scope::{FleetScope, PhaseScope, ReplicaScope, RunScope, ScrapeScope};
 use crate::rules::t20_load_generator_bound::ClientLimit;
+use crate::rules::t24_coarse_recording as t24;
 use crate::rules::verdict::{CheckResult, Status};
 use crate::rules::Tripwire;
 use crate::series::align::{sum_running, Aligned, PeakSum};
@@ -155,6 +158,13 @@ fn on_series(cx: &RunScope<'_>, s: &Series) -> Judged {
             if let Some(f) = cx.load_failed {
                 say_failed(&mut r, f, req);
             }
+            if let Some(b) = cx.bench_ok().filter(|_| r.status == Status::Fail) {
+                let seen =
+                    t24::unseen(t24::run_sampling(cx), b.requests.as_ref(), peak_running(&r));
+                if let Some(u) = seen {
+                    u.apply(&mut r, b.tool_name());
+                }
+            }
             if let Some(limit) = cx
                 .client_limit
                 .as_ref()
@@ -193,6 +203,16 @@ pub fn phase(cx: &PhaseScope<'_>) -> Judged {
         let mut r = check(&w.inner, c, cx.facts);
         if let Some(f) = LoadFailed::of_phase(cx.phase, cx.tool) {
             say_failed(&mut r, &f, c);
+        }
+        if r.status == Status::Fail {
+            let seen = t24::unseen(
+                t24::phase_sampling(cx),
+                cx.phase.requests.as_ref(),
+                peak_running(&r),
+            );
+            if let Some(u) = seen {
+                u.apply(&mut r, cx.tool);
+            }
         }
         return Ok(r);
     }

@@ -138,9 +138,9 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// The first wave and the rest, from per-request times; none when they cannot be told
-/// apart or there are too few later requests.
-pub fn effect(requests: &Requests, requested: Option<i64>) -> Option<Effect> {
+/// The requests with a time to first token, split into the first wave and the rest, and
+/// the first wave's first start; none when the wave cannot be told.
+fn split(requests: &Requests, requested: Option<i64>) -> Option<(Vec<usize>, Vec<usize>, f64)> {
     let ok: Vec<usize> = (0..requests.ttft_s.len())
         .filter(|&i| requests.ttft_s[i].is_some())
         .collect();
@@ -173,9 +173,19 @@ pub fn effect(requests: &Requests, requested: Option<i64>) -> Option<Effect> {
         (ok.iter().copied().take(c).collect(), 0.0)
     };
     let rest: Vec<usize> = ok.iter().copied().filter(|i| !wave.contains(i)).collect();
+    Some((wave, rest, start0))
+}
+
+/// The first wave and the rest, from per-request times; none when they cannot be told
+/// apart or there are too few later requests.
+pub fn effect(requests: &Requests, requested: Option<i64>) -> Option<Effect> {
+    let (wave, rest, start0) = split(requests, requested)?;
     if wave.is_empty() || rest.len() < MIN_REST {
         return None;
     }
+    let at = |v: &Option<Vec<Option<f64>>>, i: usize| {
+        v.as_ref().and_then(|v| v.get(i).copied().flatten())
+    };
     let ttft = |i: usize| requests.ttft_s[i].unwrap_or(0.0);
     let span_s = wave
         .iter()
@@ -325,11 +335,16 @@ fn judge(inputs: &WarmUpInputs<'_>, lines: Option<&[String]>, e: &mut WarmUp) ->
     if let Some(wave) = inputs.requests.and_then(|q| effect(q, inputs.requested)) {
         return first_wave(inputs, &wave, &logged, e);
     }
-    let per_request = format!(
-        "the load tool's result has no per-request times to compare the first requests with \
-         the rest ({})",
-        inputs.tool.per_request_hint()
-    );
+    let per_request = inputs
+        .requests
+        .and_then(|q| too_few_later(q, inputs.requested))
+        .unwrap_or_else(|| {
+            format!(
+                "the load tool's result has no per-request times to compare the first requests \
+                 with the rest ({})",
+                inputs.tool.per_request_hint()
+            )
+        });
     match lines {
         Some(l @ [first, ..]) if !inputs.client_warm_up => (
             Status::Warn,
@@ -363,6 +378,38 @@ fn judge(inputs: &WarmUpInputs<'_>, lines: Option<&[String]>, e: &mut WarmUp) ->
             ),
         ),
     }
+}
+
+/// Why per-request times that are there give no comparison: every request, or all but a
+/// few, was in the first wave (sent before any answer ended), and what to change. None
+/// when the result holds no per-request times to speak of.
+fn too_few_later(q: &Requests, requested: Option<i64>) -> Option<String> {
+    let (wave, rest, _) = split(q, requested)?;
+    if wave.is_empty() || rest.len() >= MIN_REST {
+        return None;
+    }
+    let times = wave.len() + rest.len();
+    let later = match rest.len() {
+        0 => format!(
+            "all {times} of the load tool's per-request times are of its first wave (sent \
+             before any answer ended), with nothing later to compare them with"
+        ),
+        n => format!(
+            "{} of the load tool's {times} per-request times are of its first wave (sent \
+             before any answer ended), and {} too few to compare them with (at least \
+             {MIN_REST} are needed)",
+            wave.len(),
+            if n == 1 {
+                "the one later request is".to_string()
+            } else {
+                format!("the {n} later requests are")
+            }
+        ),
+    };
+    Some(format!(
+        "{later} (send more requests than the concurrency: at least {} at this one)",
+        wave.len() + MIN_REST
+    ))
 }
 
 /// The first wave against the rest: a pass when it does not stand out, else a warning
@@ -563,6 +610,36 @@ mod tests {
         assert_eq!((e.first, e.rest), (8, 24));
         assert!(effect(&cold, None).is_none());
         assert_eq!(check(&inputs(Some(&cold), Some(&s))).status, Status::Warn);
+    }
+
+    #[test]
+    fn a_load_all_in_its_first_wave_says_so_and_what_to_change() {
+        // 32 sent at once at a concurrency of 32: the demo's own run.
+        let q = closed_loop(32, 1, 1.6, 0.2);
+        let r = check(&inputs(Some(&q), None));
+        assert_eq!(r.status, Status::Unknown);
+        assert!(
+            r.message.starts_with(
+                "all 32 of the load tool's per-request times are of its first wave (sent \
+                 before any answer ended), with nothing later to compare them with (send more \
+                 requests than the concurrency: at least 36 at this one), and no boot log"
+            ),
+            "{}",
+            r.message
+        );
+        // Two later requests: too few, and said so.
+        let mut q = closed_loop(8, 2, 1.6, 0.2);
+        for v in [&mut q.start_s, &mut q.latency_s] {
+            v.as_mut().unwrap().truncate(10);
+        }
+        q.ttft_s.truncate(10);
+        let r = check(&inputs(Some(&q), None));
+        assert!(
+            r.message
+                .contains("8 of the load tool's 10 per-request times are of its first wave (sent before any answer ended), and the 2 later requests are too few"),
+            "{}",
+            r.message
+        );
     }
 
     #[test]

@@ -96,6 +96,9 @@ pub struct Reached {
     /// The share of the sending during which the load command used a full core.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_core_share: Option<f64>,
+    /// Requests that failed, when they leave a shortfall unexplained.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub implausible: Option<String>,
 }
@@ -136,6 +139,8 @@ pub struct LoadInputs<'a> {
     /// Requests sent (completed and failed), and the result's duration: a rate's lower
     /// bound without per-request times.
     pub sent: Option<i64>,
+    /// Requests that failed: a failed request ends at once and leaves its slot empty.
+    pub failed: Option<i64>,
     pub duration_s: Option<f64>,
     pub series: Option<&'a Series>,
     pub running_cap: Option<i64>,
@@ -158,6 +163,7 @@ fn run_inputs<'a>(cx: &RunScope<'a>, b: &'a BenchResult) -> LoadInputs<'a> {
         rate,
         all_at_once: b.named_rate.is_some_and(f64::is_infinite) && cx.requested.is_none(),
         sent: b.completed.zip(b.failed).map(|(c, f)| c + f),
+        failed: b.failed,
         duration_s: b.duration,
         series: cx.series.present(),
         running_cap: cx.facts.and_then(|f| f.running_cap_info()).map(|c| c.cap),
@@ -226,6 +232,7 @@ pub fn phase(cx: &PhaseScope<'_>) -> Judged {
         rate: p.rate.filter(|r| r.is_finite() && *r > 0.0),
         all_at_once: false,
         sent: p.completed.zip(p.failed).map(|(c, f)| c + f),
+        failed: p.failed,
         duration_s: p.duration,
         series: Some(&w.inner),
         running_cap: cx.facts.and_then(|f| f.running_cap_info()).map(|c| c.cap),
@@ -313,6 +320,17 @@ fn concurrency_load(i: &LoadInputs<'_>, c: i64, t: &Timeline, e: &mut Reached) -
     );
     if share >= REACHED {
         return (Status::Pass, kept);
+    }
+    if let Some(f) = i.failed.filter(|&f| f > 0) {
+        e.failed = Some(f);
+        return (
+            Status::Unknown,
+            format!(
+                "{kept}, but {f} of its requests failed (T22): a failed request ends at once \
+                 and its slot stands empty until the next is sent, so whose limit the \
+                 shortfall was can't be told"
+            ),
+        );
     }
     let status = if share < HALF {
         Status::Fail
@@ -624,6 +642,7 @@ mod tests {
             rate: None,
             all_at_once: false,
             sent: None,
+            failed: None,
             duration_s: None,
             series: s,
             running_cap: None,
@@ -697,6 +716,31 @@ mod tests {
     }
 
     #[test]
+    fn failed_requests_leave_a_shortfall_unexplained() {
+        let q = slow();
+        let mut i = inputs(&q, None);
+        let r = check(&i);
+        assert!(
+            matches!(r.status, Status::Fail | Status::Warn),
+            "{}",
+            r.message
+        );
+        i.failed = Some(3);
+        let r = check(&i);
+        assert_eq!(r.status, Status::Unknown, "{}", r.message);
+        assert!(
+            r.message.ends_with(
+                "but 3 of its requests failed (T22): a failed request ends at once and its \
+                 slot stands empty until the next is sent, so whose limit the shortfall was \
+                 can't be told"
+            ),
+            "{}",
+            r.message
+        );
+        assert_eq!(reached(&r).unwrap().failed, Some(3));
+    }
+
+    #[test]
     fn a_busy_load_tool_is_named_as_the_cause() {
         let (q, s) = (slow(), server(3.0, 0.0, 0.2));
         let rows = (0..20)
@@ -762,6 +806,7 @@ mod tests {
             concurrency: None,
             rate: Some(10.0),
             sent: Some(101),
+            failed: None,
             duration_s: Some(10.5),
             ..inputs(&q, None)
         };

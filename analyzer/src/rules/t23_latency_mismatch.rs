@@ -32,6 +32,8 @@ const T23: Tripwire = Tripwire::LatencyMismatch;
 pub const IMPOSSIBLE_SHARE: f64 = 0.05;
 /// …and at least this many ms below is impossible: clocks and rounding explain less.
 pub const IMPOSSIBLE_MS: f64 = 1.0;
+/// Seconds a request may seem to outlast the readings around it, for their own timing.
+pub const CLOCK_SLACK_S: f64 = 1.0;
 /// A client mean above the server's by this share of it (and the measure's floor) warns.
 pub const GAP_SHARE: f64 = 0.25;
 
@@ -107,6 +109,10 @@ pub struct Compared {
     /// Why it was not compared.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why_not: Option<String>,
+    /// The client's time between tokens is below the server's: its stream carried several
+    /// tokens in a piece, so the two are not measured alike (a warning, never a failure).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pieces: bool,
 }
 
 /// T23's evidence: each measure as compared.
@@ -116,6 +122,9 @@ pub struct Latencies {
     pub measures: Vec<Compared>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub implausible: Option<String>,
+    /// Why the server's histograms do not run on the wall clock, when they do not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_clock: Option<String>,
 }
 
 /// The measures a T23 result compared.
@@ -230,7 +239,13 @@ pub fn compare(
     let (low, high) = (b.low * 1000.0, b.high * 1000.0);
     c.server_low_ms = Some(low);
     c.server_high_ms = Some(high);
-    let (status, against) = if low - client_ms > (low * IMPOSSIBLE_SHARE).max(IMPOSSIBLE_MS) {
+    let below = low - client_ms > (low * IMPOSSIBLE_SHARE).max(IMPOSSIBLE_MS);
+    let (status, against) = if below && m == Measure::BetweenTokens {
+        // Not impossible: a first piece that holds several tokens moves their decoding
+        // into the client's time to first token, and its gaps look shorter.
+        c.pieces = true;
+        (Status::Warn, low)
+    } else if below {
         (Status::Fail, low)
     } else if client_ms - high >= (high * GAP_SHARE).max(m.floor_ms()) {
         (Status::Warn, high)
@@ -260,7 +275,7 @@ fn said(c: &Compared, m: Measure) -> String {
     );
     let server = if (high - low).abs() < 1e-9 {
         format!("the server's {}", ms(high))
-    } else if c.status == "fail" {
+    } else if c.status == "fail" || c.pieces {
         format!("the server's at least {} for those requests", ms(low))
     } else if c.status == "warn" {
         format!("the server's at most {} for those requests", ms(high))
@@ -319,6 +334,27 @@ pub fn run(cx: &RunScope<'_>) -> Judged {
     Ok(check(cx.snapshot_engine, pair, bench))
 }
 
+/// Every request the server counted between the snapshots started after the first (the
+/// recorder takes it before the load) and ended before the second, so none lasted longer
+/// than the span between them. A mean end-to-end latency past the span (with a second
+/// for the readings' own timing) is not wall-clock time: a server that times on another
+/// clock (the simulator at `--sim-speed`) can't be held to the client's figures.
+fn server_clock_off(engine: Engine, pair: &Pair<'_>) -> Option<String> {
+    let span = pair.span().ok()?;
+    let mean = histogram::delta(pair, engine.metrics().e2e_latency)
+        .ok()??
+        .mean()?;
+    (mean > span.seconds + span.uncertainty + CLOCK_SLACK_S).then(|| {
+        format!(
+            "the server's mean end-to-end latency, {} s, is longer than the {} s between \
+             the readings that hold every request it counted: its histograms do not run on \
+             the wall clock, so they can't be held to the load tool's figures",
+            fixed(mean, 1),
+            fixed(span.seconds, 1)
+        )
+    })
+}
+
 /// The three measures, and the verdict of the worst.
 pub fn check(engine: Engine, pair: &Pair<'_>, bench: &BenchResult) -> CheckResult {
     let tool = bench.tool_name().to_string();
@@ -338,6 +374,10 @@ pub fn check(engine: Engine, pair: &Pair<'_>, bench: &BenchResult) -> CheckResul
         e.implausible = Some(bad.to_string());
         return CheckResult::new(T23, Status::Unknown, plausible::cannot_tell(bad)).found(e);
     }
+    if let Some(why) = server_clock_off(engine, pair) {
+        e.server_clock = Some(why.clone());
+        return CheckResult::new(T23, Status::Unknown, why).found(e);
+    }
     let mut lines = Vec::new();
     for measure in Measure::ALL {
         let (metric, delta) = match server_side(engine, pair, measure) {
@@ -348,12 +388,16 @@ pub fn check(engine: Engine, pair: &Pair<'_>, bench: &BenchResult) -> CheckResul
         };
         let client = client_side(bench, measure, m.itl.per_request);
         let c = compare(measure, &client, metric, delta.as_ref());
-        lines.push((measure, said(&c, measure), c.status));
+        let tag = if c.pieces { PIECES } else { c.status };
+        lines.push((measure, said(&c, measure), tag));
         e.measures.push(c);
     }
     let (status, message) = verdict(&tool, &lines);
     CheckResult::new(T23, status, message).found(e)
 }
+
+/// The tag of a between-tokens figure below the server's, apart from the other warnings.
+const PIECES: &str = "pieces";
 
 /// The worst measure decides; the message names each.
 fn verdict(tool: &str, lines: &[(Measure, String, &'static str)]) -> (Status, String) {
@@ -365,6 +409,7 @@ fn verdict(tool: &str, lines: &[(Measure, String, &'static str)]) -> (Status, St
             .collect()
     };
     let (fail, warn, pass, unknown) = (with("fail"), with("warn"), with("pass"), with("unknown"));
+    let pieces = with(PIECES);
     let rest = |shown: &[&str]| -> String {
         let others: Vec<&str> = lines
             .iter()
@@ -385,6 +430,18 @@ fn verdict(tool: &str, lines: &[(Measure, String, &'static str)]) -> (Status, St
                  the client timed something else (an empty first piece, the reply's headers){}",
                 fail.join("; "),
                 rest(&fail)
+            ),
+        );
+    }
+    if !pieces.is_empty() && warn.is_empty() {
+        return (
+            Status::Warn,
+            format!(
+                "{tool}'s time between tokens is below the server's: {}; its stream carried \
+                 several tokens in a piece (a first piece of more than one token counts their \
+                 decoding as time to first token), so its figure is not the server's measure{}",
+                pieces.join("; "),
+                rest(&pieces)
             ),
         );
     }
@@ -524,6 +581,51 @@ mod tests {
         assert!(r
             .message
             .starts_with("GuideLLM 0.8.1 reports less time than the server took"));
+    }
+
+    #[test]
+    fn gaps_shorter_than_the_servers_warn_as_pieces_not_fail() {
+        // First token and end to end agree with the server, but the decoding left after
+        // the first piece (165 ms over 40 gaps) is shorter than the server's 20 ms a gap:
+        // the first pieces held more than one token.
+        let r = judged(&bench(4, 11, 240.0, 405.0), &four());
+        assert_eq!(r.status, Status::Warn, "{}", r.message);
+        assert!(
+            r.message.starts_with(
+                "GuideLLM 0.8.1's time between tokens is below the server's: time between \
+                 tokens: the client's mean 16.5 ms, the server's 20.0 ms (-3.5 ms, -18%); its \
+                 stream carried several tokens in a piece"
+            ),
+            "{}",
+            r.message
+        );
+        let e = latencies(&r).unwrap();
+        assert!(e.measures[1].pieces && !e.measures[0].pieces);
+        assert_eq!(
+            (e.measures[0].status, e.measures[2].status),
+            ("pass", "pass")
+        );
+    }
+
+    #[test]
+    fn latencies_longer_than_the_readings_span_are_another_clock() {
+        // 30 s a request between readings 10 s apart: not wall-clock time.
+        let s = pair(&[0.2; 4], &[0.02; 40], &[30.0; 4]);
+        let r = judged(&bench(4, 11, 4.0, 405.0), &s);
+        assert_eq!(r.status, Status::Unknown, "{}", r.message);
+        assert_eq!(
+            r.message,
+            "the server's mean end-to-end latency, 30.0 s, is longer than the 10.0 s between \
+             the readings that hold every request it counted: its histograms do not run on \
+             the wall clock, so they can't be held to the load tool's figures"
+        );
+        assert!(latencies(&r).unwrap().server_clock.is_some());
+        // 10.5 s is within the readings' own timing.
+        let s = pair(&[0.2; 4], &[0.02; 40], &[10.5; 4]);
+        assert_ne!(
+            judged(&bench(4, 11, 4.0, 405.0), &s).status,
+            Status::Unknown
+        );
     }
 
     #[test]
