@@ -111,25 +111,56 @@ fn in_dir(dir: &str, name: &str) -> String {
 }
 
 /// Why a load command cannot run, found before the server starts: a program that is
-/// not on PATH, or a path that is not an executable file. Each `--then` command counts.
+/// not on PATH, a path that is not an executable file, or a script whose interpreter
+/// (its `#!` line) is not one (a virtual environment moved or deleted). Each `--then`
+/// command counts.
 pub fn cannot_run(argv: &[String]) -> Option<String> {
-    use std::os::unix::fs::PermissionsExt;
-    let runnable = |p: &Path| {
-        p.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
     split_commands(argv).into_iter().find_map(|c| {
         let prog = c.first()?;
         let found = if prog.contains('/') {
-            runnable(Path::new(prog))
+            Some(Path::new(prog).to_path_buf()).filter(|p| runnable(p))
         } else {
             std::env::var_os("PATH")
                 .iter()
                 .flat_map(std::env::split_paths)
-                .any(|d| runnable(&d.join(prog)))
+                .map(|d| d.join(prog))
+                .find(|p| runnable(p))
         };
-        (!found).then(|| format!("the load command {prog} cannot be run: no such executable"))
+        let Some(path) = found else {
+            return Some(format!(
+                "the load command {prog} cannot be run: no such executable"
+            ));
+        };
+        interpreter(&path)
+            .filter(|i| !runnable(Path::new(i)))
+            .map(|i| {
+                format!(
+                    "the load command {prog} cannot be run: its interpreter {i} (the #! line \
+                     of {}) is not an executable",
+                    path.display()
+                )
+            })
     })
+}
+
+fn runnable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// A script's interpreter: the first word of its `#!` line, when it has one.
+fn interpreter(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = line.split(|b| *b == b'\n').next()?;
+    let word = String::from_utf8_lossy(line)
+        .split_whitespace()
+        .next()?
+        .to_string();
+    Some(word)
 }
 
 /// The names a client's result gets in the run folder: `bench.json` (or `.jsonl`, or the
@@ -410,7 +441,20 @@ pub fn run(
         }
     });
     let status = wait(&mut child, tick);
-    let _ = pump.join();
+    let stopped = crate::load_leftovers::stop(&crate::procs::ProcFs::default());
+    if stopped > 0 {
+        crate::say(&format!(
+            "== the load command left {stopped} process(es) running: stopped"
+        ));
+    }
+    // Its output to its end; a writer out of reach (another session) is not waited for.
+    let until = Instant::now() + Duration::from_secs(5);
+    while !pump.is_finished() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if pump.is_finished() {
+        let _ = pump.join();
+    }
     let interrupted = signals::interrupted();
     Ok((ended(status), interrupted))
 }
@@ -472,6 +516,36 @@ fn wait(child: &mut Child, tick: &mut dyn FnMut() -> bool) -> ExitStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_script_with_a_missing_interpreter_cannot_run() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = std::env::temp_dir().join(format!("load-shebang-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let script = |name: &str, text: &str| {
+            let p = d.join(name);
+            std::fs::write(&p, text).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            p.display().to_string()
+        };
+        let good = script("good", "#!/bin/sh\necho\n");
+        let moved = script("moved", "#! /gone/venv/bin/python3 -u\nprint()\n");
+        let plain = script("plain", "\x7fELF");
+        assert_eq!(cannot_run(std::slice::from_ref(&good)), None);
+        assert_eq!(cannot_run(std::slice::from_ref(&plain)), None);
+        let why = cannot_run(&[moved.clone(), "--rate".into(), "1".into()]).unwrap();
+        assert_eq!(
+            why,
+            format!(
+                "the load command {moved} cannot be run: its interpreter /gone/venv/bin/python3 \
+                 (the #! line of {moved}) is not an executable"
+            )
+        );
+        assert!(cannot_run(&["no-such-load-tool".into()])
+            .unwrap()
+            .ends_with("no such executable"));
+        let _ = std::fs::remove_dir_all(d);
+    }
 
     fn v(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()

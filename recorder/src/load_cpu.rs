@@ -5,7 +5,7 @@
 //! A file that exists already (an earlier command of `--then`) is appended to, its header
 //! kept.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
@@ -19,6 +19,7 @@ use analyzer::docs::to_line;
 use analyzer::num::round_dp;
 
 use crate::clock;
+use crate::guard::Watcher;
 use crate::procs::ProcFs;
 
 /// `utime + stime + cutime + cstime` (clock ticks) and the parent, from a `stat` line:
@@ -42,9 +43,8 @@ fn ticks_per_s() -> f64 {
     100.0
 }
 
-/// The CPU seconds of `root` and its descendants alive now, and how many there are; none
-/// when `root` is gone.
-pub fn tree_cpu(fs: &ProcFs, root: i32, tick: f64) -> Option<(f64, i64)> {
+/// Every process now: its parent and its CPU ticks, by PID.
+fn scan(fs: &ProcFs) -> Option<HashMap<i32, (i32, u64)>> {
     let rd = std::fs::read_dir(&fs.root).ok()?;
     let mut procs: HashMap<i32, (i32, u64)> = HashMap::new();
     for e in rd.flatten() {
@@ -58,15 +58,18 @@ pub fn tree_cpu(fs: &ProcFs, root: i32, tick: f64) -> Option<(f64, i64)> {
             procs.insert(pid, t);
         }
     }
-    procs.get(&root)?;
-    let mut total = 0u64;
-    let mut count = 0i64;
+    Some(procs)
+}
+
+/// `root` and its descendants in `procs`, `root` first; empty when `root` is gone.
+fn descend(procs: &HashMap<i32, (i32, u64)>, root: i32) -> Vec<i32> {
+    let mut tree = Vec::new();
+    if !procs.contains_key(&root) {
+        return tree;
+    }
     let mut stack = vec![root];
     while let Some(p) = stack.pop() {
-        if let Some((_, ticks)) = procs.get(&p) {
-            total += ticks;
-            count += 1;
-        }
+        tree.push(p);
         stack.extend(
             procs
                 .iter()
@@ -74,7 +77,21 @@ pub fn tree_cpu(fs: &ProcFs, root: i32, tick: f64) -> Option<(f64, i64)> {
                 .map(|(c, _)| *c),
         );
     }
-    Some((total as f64 / tick, count))
+    tree
+}
+
+/// The CPU seconds of `tree` in `procs`, and how many processes it holds.
+fn cpu_of(procs: &HashMap<i32, (i32, u64)>, tree: &[i32], tick: f64) -> (f64, i64) {
+    let total: u64 = tree.iter().filter_map(|p| procs.get(p)).map(|t| t.1).sum();
+    (total as f64 / tick, tree.len() as i64)
+}
+
+/// The CPU seconds of `root` and its descendants alive now, and how many there are; none
+/// when `root` is gone.
+pub fn tree_cpu(fs: &ProcFs, root: i32, tick: f64) -> Option<(f64, i64)> {
+    let procs = scan(fs)?;
+    let tree = descend(&procs, root);
+    (!tree.is_empty()).then(|| cpu_of(&procs, &tree, tick))
 }
 
 /// The sampling thread of one load command.
@@ -84,13 +101,15 @@ pub struct CpuSampler {
 }
 
 impl CpuSampler {
-    /// Starts sampling `pid`'s tree into `path` every `interval`.
+    /// Starts sampling `pid`'s tree into `path` every `interval`; each process of the
+    /// tree seen is given to the server's guard, which stops it if the recorder dies.
     pub fn start(
         path: &Path,
         fs: ProcFs,
         pid: i32,
         program: Option<String>,
         interval: Duration,
+        guard: Option<Watcher>,
     ) -> std::io::Result<CpuSampler> {
         let fresh = !path.exists();
         let mut file = OpenOptions::new().create(true).append(true).open(path)?;
@@ -105,7 +124,8 @@ impl CpuSampler {
         }
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        let handle = std::thread::spawn(move || sample(file, &fs, pid, interval, &flag));
+        let handle =
+            std::thread::spawn(move || sample(file, &fs, pid, interval, &flag, guard.as_ref()));
         Ok(CpuSampler {
             stop,
             handle: Some(handle),
@@ -127,14 +147,38 @@ impl Drop for CpuSampler {
     }
 }
 
-fn sample(mut file: File, fs: &ProcFs, pid: i32, interval: Duration, stop: &AtomicBool) {
+fn sample(
+    mut file: File,
+    fs: &ProcFs,
+    pid: i32,
+    interval: Duration,
+    stop: &AtomicBool,
+    guard: Option<&Watcher>,
+) {
     let tick = ticks_per_s();
     let step = Duration::from_millis(20).min(interval);
+    let mut told: HashSet<i32> = HashSet::new();
     loop {
         let (t_wall, t_mono_ns) = (clock::wall(), clock::mono_ns());
-        let Some((cpu, n)) = tree_cpu(fs, pid, tick) else {
-            return; // the command has ended
+        let Some(procs) = scan(fs) else {
+            return;
         };
+        let tree = descend(&procs, pid);
+        if tree.is_empty() {
+            return; // the command has ended
+        }
+        let (cpu, n) = cpu_of(&procs, &tree, tick);
+        if let Some(g) = guard {
+            for &p in &tree {
+                if told.contains(&p) {
+                    continue;
+                }
+                if let Some(found) = fs.read(p) {
+                    g.also(p, found.start_ticks);
+                    told.insert(p);
+                }
+            }
+        }
         let row = LoadCpuRow {
             t_wall: round_dp(t_wall, 6),
             t_mono_ns: Some(t_mono_ns),

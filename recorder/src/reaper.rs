@@ -24,6 +24,18 @@ pub fn spawn(cmd: &mut Command) -> std::io::Result<Child> {
     Ok(child)
 }
 
+/// Marks a child started otherwise (a fork) as one of our own.
+pub fn own(pid: i32) {
+    let mut g = OWN.lock().unwrap_or_else(|e| e.into_inner());
+    g.get_or_insert_with(HashSet::new).insert(pid);
+}
+
+/// Whether the recorder spawned `pid` itself.
+pub fn is_own(pid: i32) -> bool {
+    let g = OWN.lock().unwrap_or_else(|e| e.into_inner());
+    g.as_ref().is_some_and(|o| o.contains(&pid))
+}
+
 /// Reaps adopted zombies once.
 pub fn reap_adopted(fs: &ProcFs) {
     let g = OWN.lock().unwrap_or_else(|e| e.into_inner());

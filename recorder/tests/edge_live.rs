@@ -464,11 +464,14 @@ fn the_final_sweep_leaves_a_foreign_server_alive_and_lists_it() {
     drop(foreign);
 }
 
-/// The recorder killed outright during the boot wait. The launched
-/// server's top process gets its parent-death SIGTERM and is gone within seconds; its
-/// vLLM engine child (no such signal, as in vLLM) is orphaned and keeps the card. Then
-/// `teardown --run DIR` stops exactly that run's processes, by its recorded session: not
-/// a server of another campaign on the same card, not a bystander named "vllm serve".
+/// The recorder and its guard (`recorder/src/guard.rs`) killed outright together during
+/// the boot wait. The launched server's top process gets its parent-death SIGTERM and is
+/// gone within seconds; its vLLM engine child (no such signal, as in vLLM), with no guard
+/// to stop its group, is orphaned and keeps the card. Then `teardown --run DIR` stops
+/// exactly that run's processes, by its recorded session: not a server of another
+/// campaign on the same card, not a bystander named "vllm serve". (With the guard alive,
+/// the fault trial's `a_recorder_killed_while_the_server_starts_leaves_nothing_running`
+/// shows nothing left.)
 #[test]
 fn sigkill_in_the_boot_wait_parent_death_then_teardown_run_finishes() {
     let w = World::new("orphanrun");
@@ -492,6 +495,15 @@ fn sigkill_in_the_boot_wait_parent_death_then_teardown_run_finishes() {
     assert!(wait_until(5, || parent_and_arg0(bystander.pid())
         .is_some_and(|(_, a)| a.starts_with(b"tail"))));
 
+    let guard = w
+        .scoped_pids()
+        .into_iter()
+        .find(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm"))
+                .is_ok_and(|c| c.trim_end() == "inferlint-guard")
+        })
+        .expect("the recorder's guard");
+    signal(guard, libc::SIGKILL);
     signal(rec.pid(), libc::SIGKILL);
     let _ = rec.child.wait();
     assert!(

@@ -6,7 +6,8 @@
 //! world can list what survived, before the namespace is gone).
 //!
 //! The cases by family: the server (`faults/server.rs`), signals to the recorder
-//! (`faults/signals.rs`), the run folder (`faults/disk.rs`), and here the crash, the
+//! (`faults/signals.rs`), the run folder (`faults/disk.rs`), the load and the start
+//! (`faults/load.rs`), and here the crash, the
 //! killed server, the taken port and another run's files. Each prints its exit status and
 //! the first line the terminal showed about the run (`cargo test -- --nocapture`).
 
@@ -16,6 +17,8 @@ use common::*;
 
 #[path = "faults/disk.rs"]
 mod disk;
+#[path = "faults/load.rs"]
+mod load_start;
 #[path = "faults/server.rs"]
 mod server;
 #[path = "faults/signals.rs"]
@@ -289,6 +292,42 @@ fn a_taken_port_is_a_broken_run() {
         first_verdict_line(&shown)
     );
     drop(listener);
+    // The checks of the load that never ran say why they cannot tell, never left out.
+    let (_, a) = verdicts(&run);
+    no_green(&a);
+    for id in ["T1", "T8", "T9", "T10", "T14", "T15"] {
+        let r = one(&a, id);
+        assert_eq!(r.status, Status::Unknown, "{id}");
+        assert_eq!(
+            r.message,
+            "can't tell: the recording stopped at the step \"port\", before the load ran"
+        );
+    }
+    // CI output says it first too: an error case in JUnit, an ::error in GitHub's.
+    for (format, first) in [
+        ("github", "::error title=run the recording itself"),
+        ("junit", "<?xml"),
+    ] {
+        let mut c = w.cmd(sibling("inferlint"));
+        c.arg("analyze").arg(&run).args(["--format", format]);
+        let out = run_bounded(c, 60);
+        assert_eq!(out.status.code(), Some(2), "{format}");
+        let shown = text(&out.stdout);
+        assert!(shown.starts_with(first), "{format}: {shown}");
+        assert!(
+            shown.contains("The run broke: the recording stopped at the step"),
+            "{shown}"
+        );
+        if format == "junit" {
+            let case = shown.find("<testcase").unwrap();
+            assert!(
+                shown[case..]
+                    .find("<error")
+                    .is_some_and(|e| e < shown[case..].find("</testcase>").unwrap()),
+                "{shown}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -309,7 +348,9 @@ fn another_runs_files_and_a_missing_load_command_are_refused_before_anything_sta
         end.stderr.trim()
     );
     assert_eq!(end.code, 2);
-    assert!(end.stderr.contains("already holds a run (probe.json)"));
+    assert!(end
+        .stderr
+        .contains("already holds a run (probe.json: the analysis would read it"));
     assert!(!dir.join("boot.log").exists());
 
     let mut c = w.recorder();

@@ -53,7 +53,8 @@ impl<'p> Derived<'p> {
     }
 
     /// The whole run's context. A run that broke before its second snapshot lacks it:
-    /// the pair and the after snapshot are then missing, not merely not given.
+    /// the pair and the after snapshot are then missing, not merely not given; one
+    /// stopped before its load lacks the series and the load's result too.
     pub fn scope<'a>(
         &'a self,
         p: &'a Parsed,
@@ -61,7 +62,14 @@ impl<'p> Derived<'p> {
         logs: &'a [BootLog],
         engines: &Engines,
     ) -> RunScope<'a> {
-        let after_gap = self.outcome.after_missing.clone().map(Gap::Run);
+        // A recording stopped before its load lacks every reading of it.
+        let early = self.outcome.before_load.clone().map(Gap::Run);
+        let after_gap = self
+            .outcome
+            .after_missing
+            .clone()
+            .map(Gap::Run)
+            .or(early.clone());
         RunScope {
             input,
             logs,
@@ -77,8 +85,8 @@ impl<'p> Derived<'p> {
                 (None, None) => Input::NotGiven.or_missing(after_gap.clone()),
             },
             after: Input::from_parsed(p.after.as_ref()).or_missing(after_gap),
-            series: Input::from_parsed(p.series.as_ref()),
-            bench: Input::from_parsed(p.bench.as_ref()),
+            series: Input::from_parsed(p.series.as_ref()).or_missing(early.clone()),
+            bench: Input::from_parsed(p.bench.as_ref()).or_missing(early),
             gate: Input::from_parsed(p.gate.as_ref()),
             probe: Input::from_parsed(p.probe.as_ref()),
             teardown: Input::from_parsed(p.teardown.as_ref()),

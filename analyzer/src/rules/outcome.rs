@@ -31,6 +31,9 @@ pub struct RunOutcome {
     pub no_teardown: bool,
     /// Why the after-load snapshot is missing, for the checks that need it.
     pub after_missing: Option<String>,
+    /// The recording stopped before it started a server or the load (a port taken, a
+    /// card not clear): why every reading of the load is missing.
+    pub before_load: Option<String>,
 }
 
 /// T7's finding for a server that died during the run: how it ended, and the line of the
@@ -130,6 +133,16 @@ pub fn read(e: &Evidence<'_>) -> RunOutcome {
             .broke
             .push(format!("the recording stopped {}", stage_problem(m))),
         _ => {}
+    }
+    let stopped = matches!(
+        m.outcome_state.as_deref(),
+        Some("problem" | "interrupted" | "running")
+    );
+    if stopped && !m.served && m.load_started_wall.is_none() {
+        let stage = m.outcome_stage.as_deref().unwrap_or("an unknown step");
+        out.before_load = Some(format!(
+            "the recording stopped at the step \"{stage}\", before the load ran"
+        ));
     }
     if m.served && e.teardown.is_none() {
         out.no_teardown = true;
@@ -376,6 +389,30 @@ mod tests {
             ..ev(&m, Some(&t))
         });
         assert!(o.broke[0].contains("no completed request and 32 failed"));
+    }
+
+    #[test]
+    fn a_recording_refused_before_the_load_lacks_its_readings() {
+        let mut m = Manifest {
+            outcome_state: Some("problem".into()),
+            outcome_stage: Some("port".into()),
+            load_given: true,
+            ..Manifest::default()
+        };
+        let o = read(&ev(&m, None));
+        assert_eq!(
+            o.before_load.as_deref(),
+            Some("the recording stopped at the step \"port\", before the load ran")
+        );
+        // A server the recorder started, or a load that ran, has its own gaps said.
+        m.served = true;
+        assert_eq!(read(&ev(&m, None)).before_load, None);
+        m.served = false;
+        m.load_started_wall = Some(1.0);
+        assert_eq!(read(&ev(&m, None)).before_load, None);
+        m.load_started_wall = None;
+        m.outcome_state = Some("completed".into());
+        assert_eq!(read(&ev(&m, None)).before_load, None);
     }
 
     #[test]

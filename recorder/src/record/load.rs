@@ -116,9 +116,14 @@ impl Run {
             let program = argv.first().cloned();
             let mut cpu: Option<CpuSampler> = None;
             let mut cpu_note: Option<String> = None;
+            let guard = server
+                .as_ref()
+                .and_then(|s| s.guard.as_ref())
+                .and_then(|g| g.watcher());
             let mut started = |pid: i32| {
                 let every = Duration::from_secs_f64(interval);
-                match CpuSampler::start(&cpu_path, cpu_fs.clone(), pid, program.clone(), every) {
+                let g = guard.clone();
+                match CpuSampler::start(&cpu_path, cpu_fs.clone(), pid, program.clone(), every, g) {
                     Ok(s) => cpu = Some(s),
                     Err(e) => cpu_note = Some(format!("no CPU samples ({LOAD_CPU}): {e}")),
                 }

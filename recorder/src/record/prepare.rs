@@ -7,10 +7,11 @@ use std::path::Path;
 use analyzer::docs::manifest::{Load, Manifest, Mode, Outcome, Recorder, Requested, Serve, State};
 use analyzer::docs::{
     AIPERF_DIR, BENCH_JSON, BENCH_JSONL, BOOT_LOG, FLEET, GATE, GPU_SAMPLES, LOAD_CPU, LOAD_LOG,
-    MANIFEST, PROBE, PROCESSES, REPLICAS_DIR, REPORT, RESULTS, ROUTER_DIR, SERIES, SERIES_SUFFIX,
-    SNAPSHOT_SUFFIX, TEARDOWN,
+    MANIFEST, PROBE, PROCESSES, REPLICAS_DIR, REPORT, RESERVE, RESULTS, ROUTER_DIR, SERIES,
+    SERIES_SUFFIX, SNAPSHOT_SUFFIX, TEARDOWN,
 };
 use analyzer::engine::shell_split;
+use analyzer::folder::{discover, Discovery};
 
 use super::Options;
 use crate::{clock, signals};
@@ -24,9 +25,11 @@ pub(super) struct Prepared {
 
 /// A name in `dir` that the recorder would write or the analyzer would read, if any:
 /// another run's file left there would be read as this run's (an old `probe.json` once
-/// made a server that never started pass T7).
+/// made a server that never started pass T7). What the analyzer reads is its own
+/// discovery's answer (`analyzer::folder`), asked of each name alone: a stray `*.json`
+/// is a candidate load result, a `*before*.json` a snapshot, a `*boot*.log` a log.
 fn holds_run_files(dir: &Path) -> Option<String> {
-    let run_files = [
+    let written = [
         MANIFEST,
         BOOT_LOG,
         SERIES,
@@ -45,18 +48,20 @@ fn holds_run_files(dir: &Path) -> Option<String> {
         RESULTS,
         REPORT,
         AIPERF_DIR,
+        RESERVE,
     ];
-    std::fs::read_dir(dir)
+    let mut names: Vec<String> = std::fs::read_dir(dir)
         .ok()?
         .flatten()
         .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .find(|n| {
-            run_files.contains(&n.as_str())
-                || n.ends_with(SNAPSHOT_SUFFIX)
-                || n.ends_with(SERIES_SUFFIX)
-                // The results of several load commands: bench-2.json, bench-2.requests.jsonl.
-                || (n.starts_with("bench-") && (n.ends_with(".json") || n.ends_with(".jsonl")))
-        })
+        .collect();
+    names.sort();
+    names.into_iter().find(|n| {
+        written.contains(&n.as_str())
+            || n.ends_with(SNAPSHOT_SUFFIX)
+            || n.ends_with(SERIES_SUFFIX)
+            || discover(&[n.as_str()]) != Discovery::default()
+    })
 }
 
 /// Usage errors (status 2) come before anything is touched; a folder that cannot be
@@ -72,7 +77,8 @@ pub(super) fn prepare(opts: &Options) -> Result<Prepared, i32> {
     }
     if let Some(name) = holds_run_files(&opts.dir) {
         eprintln!(
-            "inferlint-recorder: {} already holds a run ({name}); choose a new folder with -o",
+            "inferlint-recorder: {} already holds a run ({name}: the analysis would read it as \
+             this run's); choose a new folder with -o",
             opts.dir.display()
         );
         return Err(2);
@@ -154,16 +160,25 @@ mod tests {
         std::fs::create_dir_all(&d).unwrap();
         assert_eq!(holds_run_files(&d), None);
         std::fs::write(d.join("notes.txt"), "").unwrap();
+        std::fs::write(d.join("serve.sh"), "").unwrap();
         assert_eq!(holds_run_files(&d), None);
         std::fs::write(d.join("x.snapshot.json"), "{}").unwrap();
         assert_eq!(holds_run_files(&d).as_deref(), Some("x.snapshot.json"));
         std::fs::remove_file(d.join("x.snapshot.json")).unwrap();
         // Another run's probe or GPU samples would be read as this run's.
+        // Nor is anything the analyzer's discovery would take for part of a run: another
+        // tool's result (any JSON), a snapshot or a log under a name of its own.
         for name in [
             "probe.json",
             "gpu.samples.jsonl",
             "bench-2.json",
             "results.json",
+            "benchmarks.json",
+            "old-result.jsonl",
+            "my_server_metrics.json",
+            "run-before.json",
+            "server-boot.log",
+            ".inferlint-reserve",
         ] {
             std::fs::write(d.join(name), "{}").unwrap();
             assert_eq!(holds_run_files(&d).as_deref(), Some(name));

@@ -31,11 +31,14 @@ pub struct Server {
     pub log: PathBuf,
     pub own: Ownership,
     pub exit: Option<std::process::ExitStatus>,
+    /// Stops the server's group if the recorder dies first (`guard.rs`).
+    pub guard: Option<crate::guard::Guard>,
 }
 
 /// Starts `argv` without a shell, in a new session, stdin from /dev/null, output raw into
-/// `log`, with SIGTERM as its parent-death signal. Called from the main thread, which
-/// lives for the whole run (the signal fires when the spawning *thread* ends).
+/// `log`, with SIGTERM as its parent-death signal (for its first process) and a guard
+/// (for the rest of its group). Called from the main thread, which lives for the whole
+/// run (the signal fires when the spawning *thread* ends).
 pub fn start(argv: &[String], log: &Path, fs: &ProcFs) -> Result<Server, String> {
     let (prog, args) = argv.split_first().ok_or("the --serve command is empty")?;
     let out = File::options()
@@ -70,6 +73,7 @@ pub fn start(argv: &[String], log: &Path, fs: &ProcFs) -> Result<Server, String>
             known: Default::default(),
         },
         exit: None,
+        guard: crate::guard::arm(pid),
     })
 }
 

@@ -107,6 +107,15 @@ fn stop_launched(server: &mut Server, fs: &ProcFs, allowed: usize, card_timeout:
         .iter()
         .map(|p| p.pid)
         .collect();
+    // Stopped and swept: the guard has nothing left to stop (zombies the reaper has not
+    // collected yet are no one's to stop). When something lives, it stays armed and stops
+    // the group once the recorder ends.
+    let live_now = server.own.owned(&fs.table(), me).iter().any(|p| p.live());
+    if !live_now {
+        if let Some(g) = server.guard.as_mut() {
+            g.disarm();
+        }
+    }
     let left_alone = procs::live_servers(fs)
         .iter()
         .filter(|s| !owned_now.contains(&s.proc.pid))

@@ -160,12 +160,21 @@ impl Isolated {
     pub fn recorder_pid(&self, w: &World) -> i32 {
         let mut found = None;
         let seen = wait_until(30, || {
-            found = w.scoped_pids().into_iter().find(|&p| {
-                std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == Path::new(RECORDER))
-            });
+            found = recorder_pids(w).into_iter().find(|&p| !is_guard(p));
             found.is_some()
         });
         assert!(seen, "the recorder did not start");
+        found.unwrap()
+    }
+
+    /// The guard the recorder forked for its server (`recorder/src/guard.rs`).
+    pub fn guard_pid(&self, w: &World) -> i32 {
+        let mut found = None;
+        let seen = wait_until(30, || {
+            found = recorder_pids(w).into_iter().find(|&p| is_guard(p));
+            found.is_some()
+        });
+        assert!(seen, "no guard was forked");
         found.unwrap()
     }
 
@@ -241,6 +250,21 @@ impl Drop for Isolated {
             let _ = self.outer.wait();
         }
     }
+}
+
+/// The case's processes running the recorder's program: the recorder and its guard.
+fn recorder_pids(w: &World) -> Vec<i32> {
+    w.scoped_pids()
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == Path::new(RECORDER))
+        })
+        .collect()
+}
+
+fn is_guard(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .is_ok_and(|c| c.trim_end() == "inferlint-guard")
 }
 
 /// The PID this test sees for the run's process the recorder knows as `pid` (the

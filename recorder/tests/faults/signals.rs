@@ -1,6 +1,7 @@
 //! Signals to the recorder during the load: SIGTERM and SIGHUP stop the run as Ctrl-C
 //! does (the load, the after snapshot, the server, the manifest "interrupted", exit 130);
-//! after a SIGKILL, `teardown --run` finds and stops what the recorder could not.
+//! after a SIGKILL of the recorder and its guard, `teardown --run` finds and stops what
+//! they could not.
 
 use super::*;
 
@@ -55,9 +56,12 @@ fn after_a_killed_recorder_teardown_finds_and_stops_what_is_left() {
     let mut case = Isolated::record(&w, &record_args(port, "", load(port, 4000)), None);
     let run = case.run.clone();
     load_runs(&run, 4);
-    // A paused server cannot act on its parent-death signal: it outlives the recorder.
+    // A paused server cannot act on its parent-death signal, and with the recorder's
+    // guard killed too (both at once, as a `kill -9` of every recorder process does),
+    // it outlives the recorder.
     let server = server_pid(&w, &run);
     signal(server, libc::SIGSTOP);
+    signal(case.guard_pid(&w), libc::SIGKILL);
     signal(case.recorder_pid(&w), libc::SIGKILL);
     let code = case.wait_recorder(30);
     assert_eq!(code, 128 + libc::SIGKILL);
