@@ -57,6 +57,7 @@ const FOREIGN_FLAGS: &[(&str, &str)] = &[
     ("--output-tokens-mean", "AIPerf"),
     ("--osl", "AIPerf"),
     ("--extra-inputs", "AIPerf"),
+    ("--sim-speed", "the engine simulator (tests/enginesim)"),
 ];
 
 fn root() -> PathBuf {
