@@ -59,35 +59,18 @@ fn record(
     let mut c = w.recorder();
     c.args(["record", "-o", "run", "--serve", serve.trim(), "--"])
         .args(load(&base, lens, extra));
-    let out = run_bounded(c, 240);
-    let run = w.dir.join("run");
-    assert!(
-        run.join("manifest.json").is_file(),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    let (_, a) = verdicts(&run);
-    assert!(a.errors.is_empty(), "{:?}", a.errors);
-    (w, a.report)
-}
-
-fn check(r: &analyzer::Report, id: &str) -> analyzer::CheckResult {
-    r.checks
-        .iter()
-        .find(|c| c.id() == id)
-        .unwrap_or_else(|| panic!("no {id}: {:?}", r.checks))
-        .clone()
+    let report = recorded_report(&w, c, 240);
+    (w, report)
 }
 
 #[test]
 fn t21_answers_ended_on_end_of_sequence_warn_and_full_ones_pass() {
     // The simulated model ends an answer on its own after 32 to 127 tokens: 256 asked.
     let (_w, full) = record("t21-full", "", (88, 256), &["--ignore-eos"]);
-    let t21 = check(&full, "T21");
+    let t21 = check_of(&full, "T21");
     assert_eq!(t21.status, Status::Pass, "{}", t21.message);
     let (_w, eos) = record("t21-eos", "", (88, 256), &[]);
-    let t21 = check(&eos, "T21");
+    let t21 = check_of(&eos, "T21");
     assert_eq!(t21.status, Status::Warn, "{}", t21.message);
 }
 
@@ -95,11 +78,11 @@ fn t21_answers_ended_on_end_of_sequence_warn_and_full_ones_pass() {
 fn t22_prompts_past_the_context_fail_and_prompts_that_fit_pass() {
     let spread = ["--ignore-eos", "--random-range-ratio", "0.5"];
     let (_w, fits) = record("t22-fits", "--max-model-len 1024", (150, 8), &spread);
-    let t22 = check(&fits, "T22");
+    let t22 = check_of(&fits, "T22");
     assert_eq!(t22.status, Status::Pass, "{}", t22.message);
     // Prompts of 75 to 225 tokens under a context of 160: the longer ones are refused.
     let (_w, refused) = record("t22-refused", "--max-model-len 160", (150, 8), &spread);
-    let t22 = check(&refused, "T22");
+    let t22 = check_of(&refused, "T22");
     assert_eq!(t22.status, Status::Fail, "{}", t22.message);
     assert!(t22.message.contains("Bad Request"), "{}", t22.message);
 }

@@ -47,37 +47,20 @@ fn record(name: &str, n: u32, extra: &[&str]) -> (World, analyzer::Report) {
     let mut c = w.recorder();
     c.args(["record", "-o", "run", "--serve", &serve, "--"])
         .args(load(&base, n, extra));
-    let out = run_bounded(c, 240);
-    let run = w.dir.join("run");
-    assert!(
-        run.join("manifest.json").is_file(),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    let (_, a) = verdicts(&run);
-    assert!(a.errors.is_empty(), "{:?}", a.errors);
-    (w, a.report)
-}
-
-fn check(r: &analyzer::Report, id: &str) -> analyzer::CheckResult {
-    r.checks
-        .iter()
-        .find(|c| c.id() == id)
-        .unwrap_or_else(|| panic!("no {id}: {:?}", r.checks))
-        .clone()
+    let report = recorded_report(&w, c, 240);
+    (w, report)
 }
 
 #[test]
 fn t20_a_starved_client_at_a_concurrency_fails_and_a_free_one_passes() {
     let args = ["--max-concurrency", "8"];
     let (_w, free) = record("t20-free", 24, &args);
-    let t20 = check(&free, "T20");
+    let t20 = check_of(&free, "T20");
     assert_eq!(t20.status, Status::Pass, "{}", t20.message);
     // 400 ms of CPU before each send, on one core: about one request out per 0.4 s.
     let starved_args = ["--max-concurrency", "8", "--sim-client-cpu-ms", "400"];
     let (w, starved) = record("t20-starved", 24, &starved_args);
-    let t20 = check(&starved, "T20");
+    let t20 = check_of(&starved, "T20");
     assert!(
         matches!(t20.status, Status::Fail | Status::Warn),
         "{}",
@@ -103,7 +86,7 @@ fn t20_a_starved_client_at_a_concurrency_fails_and_a_free_one_passes() {
         .and_then(|j| j.as_f64());
     assert!(share.is_some(), "{}\n{cpu}", t20.message);
     // T8 says whose limit the shortfall was.
-    let t8 = check(&starved, "T8");
+    let t8 = check_of(&starved, "T8");
     if t8.status != Status::Pass {
         assert!(t8.message.ends_with("(T20)"), "{}", t8.message);
     }
@@ -112,12 +95,12 @@ fn t20_a_starved_client_at_a_concurrency_fails_and_a_free_one_passes() {
 #[test]
 fn t20_a_rate_the_client_cannot_keep_fails_and_one_it_keeps_passes() {
     let (_w, kept) = record("t20-rate-kept", 40, &["--request-rate", "8"]);
-    let t20 = check(&kept, "T20");
+    let t20 = check_of(&kept, "T20");
     assert_eq!(t20.status, Status::Pass, "{}", t20.message);
     // 20 a second asked; 200 ms of CPU per send allows 5.
     let late_args = ["--request-rate", "20", "--sim-client-cpu-ms", "200"];
     let (_w, late) = record("t20-rate-late", 40, &late_args);
-    let t20 = check(&late, "T20");
+    let t20 = check_of(&late, "T20");
     assert_eq!(t20.status, Status::Fail, "{}", t20.message);
     assert!(
         t20.message.contains("against the 20/s asked for"),
@@ -130,11 +113,11 @@ fn t20_a_rate_the_client_cannot_keep_fails_and_one_it_keeps_passes() {
 fn t23_a_client_queue_warns_headers_timed_as_a_token_fail_and_a_plain_client_passes() {
     let args = ["--max-concurrency", "4"];
     let (_w, plain) = record("t23-plain", 12, &args);
-    let t23 = check(&plain, "T23");
+    let t23 = check_of(&plain, "T23");
     assert_eq!(t23.status, Status::Pass, "{}", t23.message);
     let queued_args = ["--max-concurrency", "4", "--sim-client-queue-ms", "300"];
     let (_w, queued) = record("t23-queued", 12, &queued_args);
-    let t23 = check(&queued, "T23");
+    let t23 = check_of(&queued, "T23");
     assert_eq!(t23.status, Status::Warn, "{}", t23.message);
     assert!(
         t23.message.contains("time to first token"),
@@ -143,6 +126,6 @@ fn t23_a_client_queue_warns_headers_timed_as_a_token_fail_and_a_plain_client_pas
     );
     let headers_args = ["--max-concurrency", "4", "--sim-ttft-at-headers"];
     let (_w, headers) = record("t23-headers", 12, &headers_args);
-    let t23 = check(&headers, "T23");
+    let t23 = check_of(&headers, "T23");
     assert_eq!(t23.status, Status::Fail, "{}", t23.message);
 }

@@ -46,35 +46,18 @@ fn record(name: &str, interval: &str) -> (World, analyzer::Report) {
         "--max-concurrency",
         "6",
     ]);
-    let out = run_bounded(c, 240);
-    let run = w.dir.join("run");
-    assert!(
-        run.join("manifest.json").is_file(),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    let (_, a) = verdicts(&run);
-    assert!(a.errors.is_empty(), "{:?}", a.errors);
-    (w, a.report)
-}
-
-fn check(r: &analyzer::Report, id: &str) -> analyzer::CheckResult {
-    r.checks
-        .iter()
-        .find(|c| c.id() == id)
-        .unwrap_or_else(|| panic!("no {id}: {:?}", r.checks))
-        .clone()
+    let report = recorded_report(&w, c, 240);
+    (w, report)
 }
 
 #[test]
 fn t24_a_short_load_read_every_2_s_is_too_coarse_and_every_0_1_s_is_not() {
     let (_w, fine) = record("t24-fine", "0.1");
-    let t24 = check(&fine, "T24");
+    let t24 = check_of(&fine, "T24");
     eprintln!("read every 0.1 s: T24 {:?}: {}", t24.status, t24.message);
     assert_eq!(t24.status, Status::Pass, "{}", t24.message);
     let (_w, coarse) = record("t24-coarse", "2");
-    let t24 = check(&coarse, "T24");
+    let t24 = check_of(&coarse, "T24");
     eprintln!("read every 2 s: T24 {:?}: {}", t24.status, t24.message);
     // One reading, or two, fall inside a load of a few seconds: too few to hold.
     assert_eq!(t24.status, Status::Fail, "{}", t24.message);
@@ -89,7 +72,7 @@ fn t24_a_short_load_read_every_2_s_is_too_coarse_and_every_0_1_s_is_not() {
         .unwrap();
     assert!(n < 10.0, "{}", t24.message);
     // T8 does not blame the server on readings that could not see the load.
-    let t8 = check(&coarse, "T8");
+    let t8 = check_of(&coarse, "T8");
     eprintln!("read every 2 s: T8 {:?}: {}", t8.status, t8.message);
     assert_ne!(t8.status, Status::Fail, "{}", t8.message);
 }

@@ -255,3 +255,28 @@ pub fn bench(base: &str, model: &str, n: u32, out_len: u32) -> Vec<String> {
     .map(|s| s.to_string())
     .collect()
 }
+
+/// Runs a `record -o run …` command made in `w` (at most `secs` seconds) and returns the
+/// report of the folder it wrote, which must exist and analyze without an input error.
+pub fn recorded_report(w: &World, c: Command, secs: u64) -> analyzer::Report {
+    let out = run_bounded(c, secs);
+    let run = w.dir.join("run");
+    assert!(
+        run.join("manifest.json").is_file(),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let (_, a) = verdicts(&run);
+    assert!(a.errors.is_empty(), "{:?}", a.errors);
+    a.report
+}
+
+/// The result of tripwire `id` in a report, which must have one.
+pub fn check_of(r: &analyzer::Report, id: &str) -> analyzer::CheckResult {
+    r.checks
+        .iter()
+        .find(|c| c.id() == id)
+        .unwrap_or_else(|| panic!("no {id}: {:?}", r.checks))
+        .clone()
+}
